@@ -1,0 +1,32 @@
+"""irtool: OpenVINO IR with control flow.
+
+Convert ONNX Loop/Scan/If to IR v11, validate IR files, run IR with a numpy
+executor, and cross-check against onnxruntime and OpenVINO::
+
+    model = irtool.convert("m.onnx")
+    irtool.save(model, "out/m.xml")
+    outputs = irtool.run(irtool.load("out/m.xml"), {"X": x})
+    problems = irtool.validate("out/m.xml")
+    report = irtool.check("m.onnx")
+"""
+
+from .api import check, convert, load, run, save, validate
+from .diagnostics import Diagnostic
+from .errors import (
+    BackendError,
+    ConversionError,
+    ExecutionError,
+    IRParseError,
+    IRToolError,
+    IRValidationError,
+    UnsupportedOpError,
+)
+from .ir import Model
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
+    "IRToolError", "IRValidationError", "Model", "UnsupportedOpError", "__version__", "check",
+    "convert", "load", "run", "save", "validate",
+]

@@ -1,0 +1,98 @@
+"""The public Python API: convert, load, save, run, validate, check.
+
+Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
+that needs them is called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .diagnostics import Diagnostic
+from .errors import ExecutionError, IRToolError
+from .ir import Model, read_model, write_model
+
+if TYPE_CHECKING:
+    import onnx
+
+    from .crosscheck import CheckReport
+
+PathLike = str | os.PathLike
+
+
+def load(path: PathLike, bin_path: PathLike | None = None) -> Model:
+    """Read an IR ``.xml`` (and its ``.bin``) into a ``Model``."""
+    return read_model(path, bin_path)
+
+
+def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
+    """Write ``model`` as ``path`` (.xml) plus the ``.bin`` beside it; returns the .xml path.
+
+    With ``compress_to_fp16`` f32 constants are stored as f16 and decompressed
+    by a ``Convert`` layer, as OpenVINO's own ``compress_to_fp16`` does.
+    """
+    if compress_to_fp16:
+        from .passes.fp16 import compress_to_fp16 as _compress
+
+        model = _compress(model)
+    xml, _ = write_model(model, path)
+    return xml
+
+
+def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True) -> Model:
+    """Convert an ONNX model (a path or a ``ModelProto``) to IR."""
+    from .onnx import convert_model
+
+    return convert_model(model, slice_inputs=slice_inputs)
+
+
+def _as_model(model_or_path: Model | PathLike) -> Model:
+    return model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
+
+
+def run(
+    model_or_path: Model | PathLike,
+    inputs: Mapping[str, Any] | Sequence[Any],
+    *,
+    backend: str = "irtool",
+    max_iterations: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Run an IR and return its outputs by tensor name.
+
+    ``inputs`` maps tensor names (the ONNX names) to arrays, or lists arrays in
+    the order of the model's inputs. ``backend="openvino"`` runs the same IR on
+    OpenVINO's CPU runtime instead of irtool's executor. ``max_iterations``
+    caps every loop: one that would run longer stops with an error naming it.
+    """
+    if backend == "irtool":
+        from .runtime import Executor
+
+        return Executor(_as_model(model_or_path), max_iterations=max_iterations).run(inputs)
+    if backend == "openvino":
+        from .crosscheck.openvino_backend import run_ir
+
+        return run_ir(model_or_path, inputs)
+    raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
+
+
+def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
+    """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
+    from .validate import validate as _validate
+
+    return _validate(model_or_path)
+
+
+def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None,
+          **options: Any) -> CheckReport:
+    """Convert, run onnxruntime, irtool and OpenVINO, and compare every output."""
+    from .crosscheck import check as _check
+
+    return _check(model, inputs, **options)
+
+
+__all__ = ["IRToolError", "Model", "check", "convert", "load", "run", "save", "validate"]

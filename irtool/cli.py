@@ -1,0 +1,186 @@
+"""The ``irtool`` command: thin over the public API.
+
+Exit codes: 0 success; 1 the input is bad or the check failed (one line on
+stderr says where and why); 2 usage errors (argparse); 3 an internal error
+(still one line, never a traceback, unless ``IRTOOL_DEBUG=1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import api
+from .errors import IRToolError
+
+
+def _load_npz(path: str) -> dict:
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as err:
+        raise IRToolError(f"cannot read inputs: {err}", file=path) from None
+
+
+def _save_npz(path: str, arrays: dict) -> None:
+    import tempfile
+
+    import numpy as np
+
+    out = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".npz", dir=out.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _onnx_opsets(path: str) -> str:
+    import onnx
+
+    proto = onnx.load(path, load_external_data=False)
+    return ", ".join(f"{imp.domain or 'ai.onnx'}:{imp.version}" for imp in proto.opset_import)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs)
+    out = args.output or str(Path(args.model).with_suffix(".xml"))
+    api.save(model, out, compress_to_fp16=args.compress_to_fp16)
+    msg = f"wrote {out} and {Path(out).with_suffix('.bin')}"
+    if args.opset:
+        msg += f" (ONNX opsets: {_onnx_opsets(args.model)})"
+    print(msg)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    inputs = _load_npz(args.inputs) if args.inputs else {}
+    outputs = api.run(args.model, inputs, backend=args.backend,
+                      max_iterations=args.max_iterations)
+    if args.output:
+        _save_npz(args.output, outputs)
+        print(f"wrote {args.output} ({', '.join(outputs)})")
+    else:
+        import numpy as np
+
+        for name, value in outputs.items():
+            arr = np.asarray(value)
+            print(f"{name}: {arr.dtype}{list(arr.shape)}")
+            print(np.array2string(arr, threshold=50))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems = []
+    for path in args.files:
+        problems.extend(api.validate(path))
+    if args.json:
+        print(json.dumps([p.to_dict() for p in problems], indent=2))
+    else:
+        for p in problems:
+            print(p.format())
+        if not problems:
+            print(f"{len(args.files)} file(s) valid")
+    return 1 if any(p.severity == "error" for p in problems) else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .crosscheck.cli import run_check
+
+    return run_check(args)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .crosscheck.inspect import run_inspect
+
+    return run_inspect(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="irtool",
+        description="OpenVINO IR with control flow: convert, validate, run, check, inspect.")
+    parser.add_argument("--version", action="version", version=f"irtool {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("convert", help="convert an ONNX model to IR v11 (.xml + .bin)")
+    p.add_argument("model", help="ONNX model (.onnx)")
+    p.add_argument("-o", "--output", help="output .xml (default: beside the model)")
+    p.add_argument("--compress-to-fp16", action="store_true",
+                   help="store f32 constants as f16 (decompressed at load)")
+    p.add_argument("--no-slice-inputs", action="store_true",
+                   help="keep Gather(X, iteration) in loop bodies instead of sliced port_map "
+                        "inputs")
+    p.add_argument("--opset", action="store_true", help="also print the ONNX opsets used")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("run", help="run an IR with irtool's executor (or OpenVINO)")
+    p.add_argument("model", help="IR .xml")
+    p.add_argument("inputs", nargs="?", help=".npz of inputs keyed by tensor name")
+    p.add_argument("-o", "--output", help=".npz to write outputs to (default: print them)")
+    p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool")
+    p.add_argument("--max-iterations", type=int, default=None,
+                   help="stop any loop that would run more iterations than this")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check IR files against the XSD and the spec's rules")
+    p.add_argument("files", nargs="+", help="IR .xml files")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("check", help="convert, run onnxruntime, irtool and OpenVINO, compare")
+    p.add_argument("model", help="ONNX model (.onnx)")
+    p.add_argument("inputs", nargs="?", help=".npz of inputs (default: random, see --seed)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                   help="shape for an input with dynamic dimensions (repeatable)")
+    p.add_argument("--rtol", type=float, default=None)
+    p.add_argument("--atol", type=float, default=None)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--keep", metavar="DIR", help="keep the converted IR in DIR")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("inspect", help="summarise an IR or ONNX model, loops and all")
+    p.add_argument("model", help="IR .xml or ONNX .onnx")
+    p.add_argument("--dot", metavar="OUT.dot", help="write a graphviz drawing")
+    p.add_argument("--svg", metavar="OUT.svg", help="render the drawing (needs graphviz `dot`)")
+    p.set_defaults(func=cmd_inspect)
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except IRToolError as err:
+        print(f"irtool {args.command}: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("irtool: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # never a traceback for users; IRTOOL_DEBUG=1 shows it
+        if os.environ.get("IRTOOL_DEBUG"):
+            raise
+        print(f"irtool {args.command}: internal error: {type(err).__name__}: {err} "
+              "(set IRTOOL_DEBUG=1 for details)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""The one exception family of irtool.
+
+Every error a user can cause carries *where* (file, XML line, layer, ONNX node)
+and *what*, so the command line can print one line that points at the problem.
+"""
+
+from __future__ import annotations
+
+
+class IRToolError(Exception):
+    """Base class of every error irtool raises on purpose.
+
+    ``str(err)`` is the one-line message the CLI prints: the location first,
+    then what went wrong.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        layer: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.layer = layer
+        self.node = node
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        elif self.line is not None:
+            where.append(f"line {self.line}")
+        if self.layer:
+            where.append(f"layer {self.layer}")
+        if self.node:
+            where.append(f"node {self.node}")
+        return f"{': '.join(where)}: {self.message}" if where else self.message
+
+
+class IRParseError(IRToolError):
+    """An IR file (XML or .bin) that cannot be read."""
+
+
+class IRValidationError(IRToolError):
+    """An IR that breaks the rules of the spec (raised when a caller asks for it)."""
+
+
+class ConversionError(IRToolError):
+    """An ONNX model that cannot be converted."""
+
+
+class UnsupportedOpError(ConversionError):
+    """ONNX operators without a translator, listed all at once."""
+
+
+class ExecutionError(IRToolError):
+    """A failure while running IR: bad inputs, a kernel error, a runaway loop."""
+
+
+class BackendError(IRToolError):
+    """A cross-check backend (onnxruntime, OpenVINO) that failed."""

@@ -1,0 +1,461 @@
+"""The in-memory IR: ``Model``, ``Graph``, ``Layer``, ``Port``, port maps, back edges.
+
+A ``Graph`` wraps a ``networkx.MultiDiGraph`` whose nodes are layer ids and whose
+edges carry ``from_port``/``to_port``. Everything an IR file says is kept, so a
+read-then-write round trip loses nothing: attribute values stay the strings the
+file had (``Layer.attrs``), and anything irtool has no model for (extra XML
+attributes, ``rt_info`` trees, unknown child elements) rides along as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import networkx as nx
+import numpy as np
+
+from .types import ElementType, element_type, from_numpy, unpack
+
+Shape = tuple[int, ...]
+"""Static or partly dynamic shape: ``-1`` marks a dynamic dimension."""
+
+
+@dataclass
+class RTNode:
+    """One element of an ``rt_info`` tree (or any XML element irtool does not model).
+
+    Kept generic so the IR layer stays free of XML: tag, attributes in file order,
+    children, text.
+    """
+
+    tag: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    children: list[RTNode] = field(default_factory=list)
+    text: str | None = None
+
+
+@dataclass
+class Port:
+    """An input or output port of a layer."""
+
+    id: int
+    precision: ElementType | None = None
+    dims: Shape | None = ()
+    names: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+    rt_info: list[RTNode] | None = None
+    line: int | None = None
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+
+@dataclass
+class PortMapEntry:
+    """One ``<input>`` or ``<output>`` of a ``port_map`` (Loop, TensorIterator, If).
+
+    ``external_port_id`` is a port id of the outer layer (``-1``: not connected,
+    used with ``purpose``); ``internal_layer_id`` a body Parameter (inputs) or
+    Result (outputs). ``axis`` slices an input / concatenates an output.
+    """
+
+    kind: str  # "input" | "output"
+    external_port_id: int
+    internal_layer_id: int
+    axis: int | None = None
+    start: int | None = None
+    end: int | None = None
+    stride: int | None = None
+    part_size: int | None = None
+    purpose: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    line: int | None = None
+
+
+@dataclass
+class BackEdge:
+    """A body Result whose value feeds a body Parameter on the next iteration."""
+
+    from_layer: int
+    to_layer: int
+    extra: dict[str, str] = field(default_factory=dict)
+    line: int | None = None
+
+
+class ConstData:
+    """The bytes of a ``Const``: a lazy view into a .bin, or bytes irtool made."""
+
+    __slots__ = ("_buffer", "offset", "size")
+
+    def __init__(self, buffer: bytes | memoryview | np.ndarray, offset: int = 0,
+                 size: int | None = None) -> None:
+        self._buffer = buffer
+        self.offset = offset
+        self.size = len(memoryview(buffer).cast("B")) - offset if size is None else size
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> ConstData:
+        """Bytes of a numpy array in C order (strings use OpenVINO's packed layout)."""
+        array = np.asarray(array)
+        if array.dtype.kind in ("U", "S", "O"):
+            return cls(pack_strings(array))
+        return cls(np.ascontiguousarray(array).tobytes())
+
+    def tobytes(self) -> bytes:
+        view = memoryview(self._buffer).cast("B")
+        return bytes(view[self.offset:self.offset + self.size])
+
+    def to_numpy(self, et: ElementType, shape: Shape) -> np.ndarray:
+        """The data as an array of ``shape``; sub-byte types unpack to one byte each."""
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        raw = self.tobytes()
+        if et.kind == "string":
+            return unpack_strings(raw, count).reshape(shape)
+        if et.dtype is None or et.bitwidth < 8:
+            return unpack(raw, et, count).reshape(shape)
+        return np.frombuffer(raw, dtype=et.dtype, count=count).reshape(shape)
+
+
+def pack_strings(array: np.ndarray) -> bytes:
+    """OpenVINO's string tensor layout: i32 count, i32 end offsets, then the bytes."""
+    items = [s.encode() if isinstance(s, str) else bytes(s) for s in np.asarray(array).ravel()]
+    ends = np.cumsum([len(s) for s in items], dtype=np.int64).astype(np.int32)
+    header = np.concatenate([[len(items), 0], ends]).astype(np.int32) if items else \
+        np.array([0], dtype=np.int32)
+    return header.tobytes() + b"".join(items)
+
+
+def unpack_strings(raw: bytes, count: int) -> np.ndarray:
+    if count == 0:
+        return np.empty(0, dtype=object)
+    header = np.frombuffer(raw, dtype=np.int32, count=count + 2)
+    n = int(header[0])
+    if n != count:
+        raise ValueError(f"string tensor holds {n} elements, expected {count}")
+    begin = 4 * (count + 2)
+    offsets = header[1:]
+    out = np.empty(count, dtype=object)
+    for i in range(count):
+        out[i] = raw[begin + offsets[i]:begin + offsets[i + 1]].decode("utf-8", "replace")
+    return out
+
+
+@dataclass
+class Layer:
+    """One operation. ``attrs`` are the ``<data>`` attributes as written in the IR.
+
+    Control-flow layers own sub-graphs: ``bodies`` (``"body"`` for Loop and
+    TensorIterator; ``"then_body"``/``"else_body"`` for If), ``port_maps`` under
+    the matching names, and ``back_edges``.
+    """
+
+    id: int
+    name: str
+    type: str
+    version: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    inputs: list[Port] = field(default_factory=list)
+    outputs: list[Port] = field(default_factory=list)
+    const: ConstData | None = None
+    bodies: dict[str, Graph] = field(default_factory=dict)
+    port_maps: dict[str, list[PortMapEntry]] = field(default_factory=dict)
+    back_edges: list[BackEdge] = field(default_factory=list)
+    extra: dict[str, str] = field(default_factory=dict)
+    rt_info: list[RTNode] | None = None
+    unknown: list[RTNode] = field(default_factory=list)
+    has_data: bool = True
+    line: int | None = None
+
+    def input(self, index: int) -> Port:
+        return self.inputs[index]
+
+    def output(self, index: int) -> Port:
+        return self.outputs[index]
+
+    def port(self, port_id: int) -> Port | None:
+        """The input or output port with this id."""
+        for p in self.inputs:
+            if p.id == port_id:
+                return p
+        for p in self.outputs:
+            if p.id == port_id:
+                return p
+        return None
+
+    def input_index(self, port_id: int) -> int | None:
+        return next((i for i, p in enumerate(self.inputs) if p.id == port_id), None)
+
+    def output_index(self, port_id: int) -> int | None:
+        return next((i for i, p in enumerate(self.outputs) if p.id == port_id), None)
+
+    @property
+    def element_type(self) -> ElementType | None:
+        """``element_type`` of a Parameter or Const."""
+        value = self.attrs.get("element_type")
+        return element_type(value) if value is not None else None
+
+    @property
+    def shape(self) -> Shape | None:
+        """The ``shape`` attribute of a Parameter or Const (``None``: dynamic rank)."""
+        return parse_shape(self.attrs.get("shape", ""))
+
+    def const_value(self) -> np.ndarray:
+        """The value of a Const as a numpy array."""
+        if self.const is None:
+            raise ValueError(f"layer {self.id} {self.name!r} has no constant data")
+        et = self.element_type
+        shape = self.shape
+        if et is None or shape is None or any(d < 0 for d in shape):
+            raise ValueError(f"Const {self.name!r} needs a static shape and element type")
+        return self.const.to_numpy(et, shape)
+
+
+def parse_shape(text: str) -> Shape | None:
+    """``"2,3"`` -> ``(2, 3)``; ``"?"`` and intervals like ``"1..10"`` -> ``-1``;
+    ``"..."`` (dynamic rank) -> ``None``; ``""`` -> ``()``."""
+    text = text.strip()
+    if text in ("...", "[...]"):
+        return None
+    text = text.strip("[]")
+    if not text:
+        return ()
+    dims = []
+    for part in text.split(","):
+        part = part.strip()
+        dims.append(int(part) if part.lstrip("-").isdigit() else -1)
+    return tuple(dims)
+
+
+def format_shape(shape: Shape | None) -> str:
+    if shape is None:
+        return "..."
+    return ",".join("?" if d < 0 else str(d) for d in shape)
+
+
+class Edge(NamedTuple):
+    from_layer: int
+    from_port: int
+    to_layer: int
+    to_port: int
+
+
+class Graph:
+    """A (sub-)graph of layers on a ``networkx.MultiDiGraph``.
+
+    Node = layer id with the ``Layer`` under ``"layer"``; edge =
+    ``from_layer -> to_layer`` with ``from_port``/``to_port`` (and the XML
+    ``line`` when read from a file). Layers and edges keep insertion order,
+    which makes writing deterministic.
+    """
+
+    def __init__(self) -> None:
+        self.nx: nx.MultiDiGraph = nx.MultiDiGraph()
+        self.rt_info: list[RTNode] | None = None
+        self.line: int | None = None
+
+    # -- layers ---------------------------------------------------------------
+    def add_layer(self, layer: Layer) -> Layer:
+        if layer.id in self.nx:
+            raise ValueError(f"duplicate layer id {layer.id}")
+        self.nx.add_node(layer.id, layer=layer)
+        return layer
+
+    def remove_layer(self, layer_id: int) -> None:
+        self.nx.remove_node(layer_id)
+
+    def next_id(self) -> int:
+        return max(self.nx.nodes, default=-1) + 1
+
+    def add_op(
+        self,
+        type: str,
+        version: str,
+        inputs: Iterable[tuple[int, int]] = (),
+        attrs: dict[str, str] | None = None,
+        *,
+        name: str | None = None,
+        num_outputs: int = 1,
+        output_names: Iterable[Iterable[str]] = (),
+    ) -> Layer:
+        """Create a layer fed by ``inputs`` (``(layer_id, port_id)`` pairs) and connect it.
+
+        Input ports get ids ``0..n-1`` and output ports follow, as OpenVINO numbers
+        them. Precisions and dims stay unknown until type inference fills them.
+        """
+        sources = list(inputs)
+        lid = self.next_id()
+        n = len(sources)
+        names = [tuple(ns) for ns in output_names]
+        layer = Layer(
+            id=lid,
+            name=name or f"{type}_{lid}",
+            type=type,
+            version=version,
+            attrs=dict(attrs or {}),
+            inputs=[Port(i, None, None) for i in range(n)],
+            outputs=[
+                Port(n + k, None, None, names[k] if k < len(names) else ())
+                for k in range(num_outputs)
+            ],
+        )
+        self.add_layer(layer)
+        for i, (src, src_port) in enumerate(sources):
+            self.connect(src, src_port, lid, i)
+        return layer
+
+    def layer(self, layer_id: int) -> Layer:
+        return self.nx.nodes[layer_id]["layer"]
+
+    def __contains__(self, layer_id: object) -> bool:
+        return layer_id in self.nx
+
+    def __len__(self) -> int:
+        return self.nx.number_of_nodes()
+
+    @property
+    def layers(self) -> list[Layer]:
+        return [data["layer"] for _, data in self.nx.nodes(data=True)]
+
+    def __iter__(self) -> Iterator[Layer]:
+        return iter(self.layers)
+
+    def layers_of_type(self, *types: str) -> list[Layer]:
+        return [layer for layer in self.layers if layer.type in types]
+
+    def parameters(self) -> list[Layer]:
+        return self.layers_of_type("Parameter")
+
+    def results(self) -> list[Layer]:
+        return self.layers_of_type("Result")
+
+    # -- edges ----------------------------------------------------------------
+    def connect(self, src: int, src_port: int, dst: int, dst_port: int,
+                line: int | None = None) -> None:
+        self.nx.add_edge(src, dst, from_port=src_port, to_port=dst_port, line=line)
+
+    def disconnect_input(self, dst: int, dst_port: int) -> None:
+        doomed = [(u, k) for u, _, k, d in self.nx.in_edges(dst, keys=True, data=True)
+                  if d["to_port"] == dst_port]
+        for u, k in doomed:
+            self.nx.remove_edge(u, dst, key=k)
+
+    def edges(self) -> list[Edge]:
+        return [Edge(u, d["from_port"], v, d["to_port"]) for u, v, d in self.nx.edges(data=True)]
+
+    def edge_lines(self) -> list[tuple[Edge, int | None]]:
+        return [(Edge(u, d["from_port"], v, d["to_port"]), d.get("line"))
+                for u, v, d in self.nx.edges(data=True)]
+
+    def source(self, layer_id: int, port_id: int) -> tuple[int, int] | None:
+        """The ``(layer, port)`` feeding input ``port_id`` of ``layer_id``."""
+        for u, _, d in self.nx.in_edges(layer_id, data=True):
+            if d["to_port"] == port_id:
+                return u, d["from_port"]
+        return None
+
+    def consumers(self, layer_id: int, port_id: int | None = None) -> list[tuple[int, int]]:
+        """``(layer, port)`` pairs fed by ``layer_id`` (by its output ``port_id`` if given)."""
+        return [(v, d["to_port"]) for _, v, d in self.nx.out_edges(layer_id, data=True)
+                if port_id is None or d["from_port"] == port_id]
+
+    def topological_order(self) -> list[int]:
+        """Layer ids so that producers come first; ties break by layer id."""
+        return list(nx.lexicographical_topological_sort(self.nx))
+
+    def walk(self, scope: str = "") -> Iterator[tuple[str, Layer]]:
+        """Every layer of this graph and of all nested bodies, with its scope path."""
+        for layer in self.layers:
+            yield scope, layer
+            for body_name, body in layer.bodies.items():
+                inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
+                yield from body.walk(inner)
+
+
+@dataclass
+class Model:
+    """An IR model: the top graph plus what the ``<net>`` element says about it."""
+
+    graph: Graph
+    name: str = "model"
+    version: int = 11
+    rt_info: list[RTNode] | None = None
+    unknown: list[RTNode] = field(default_factory=list)
+    path: str | None = None
+
+    @property
+    def inputs(self) -> list[Layer]:
+        return self.graph.parameters()
+
+    @property
+    def outputs(self) -> list[Layer]:
+        return self.graph.results()
+
+    def input_names(self) -> list[str]:
+        """Tensor names of the model inputs (first name of each Parameter's port)."""
+        return [tensor_name(p, p.outputs[0]) for p in self.inputs]
+
+    def output_names(self) -> list[str]:
+        """Tensor names of the model outputs (the names of the port feeding each Result)."""
+        names = []
+        for r in self.outputs:
+            src = self.graph.source(r.id, r.inputs[0].id)
+            port = self.graph.layer(src[0]).port(src[1]) if src else None
+            names.append(tensor_name(r, port))
+        return names
+
+
+def tensor_name(layer: Layer, port: Port | None) -> str:
+    """The name a user feeds or reads a tensor by: its first port name, else the layer's."""
+    if port is not None and port.names:
+        return port.names[0]
+    if layer.type == "Result" and "output_names" in layer.extra:
+        return split_names(layer.extra["output_names"])[0]
+    return layer.name
+
+
+def split_names(text: str) -> tuple[str, ...]:
+    """Split an IR ``names`` attribute: comma separated, ``\\,`` escapes a comma."""
+    out, cur, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] == ",":
+            cur.append(",")
+            i += 2
+            continue
+        if ch == ",":
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    out.append("".join(cur))
+    return tuple(n for n in out if n)
+
+
+def join_names(names: Iterable[str]) -> str:
+    return ",".join(n.replace(",", "\\,") for n in names)
+
+
+def constant(graph: Graph, value: np.ndarray, name: str | None = None,
+             et: ElementType | None = None) -> Layer:
+    """Add a ``Const`` holding ``value`` to ``graph``."""
+    value = np.asarray(value)
+    et = et or from_numpy(value.dtype)
+    layer = graph.add_op("Const", "opset1", [], {
+        "element_type": et.name,
+        "shape": ",".join(str(d) for d in value.shape),
+    }, name=name)
+    layer.const = ConstData.from_array(value)
+    layer.outputs[0].precision = et
+    layer.outputs[0].dims = tuple(value.shape)
+    return layer
+
+
+__all__ = [
+    "BackEdge", "ConstData", "Edge", "Graph", "Layer", "Model", "Port", "PortMapEntry",
+    "RTNode", "Shape", "constant", "element_type", "format_shape", "join_names",
+    "parse_shape", "split_names", "tensor_name",
+]

@@ -1,0 +1,401 @@
+"""Read IR v10/v11 XML and its .bin into the in-memory IR, safely.
+
+Untrusted input: no DTD, no entities, no network, a size cap on the XML, and
+every Const ``offset``/``size`` checked against the .bin and against the
+element count times the bit width before any byte is touched.
+
+Two modes share one code path. Strict (``problems=None``): the first problem
+raises ``IRParseError`` naming file, line and layer. Lenient (a list is given):
+each problem is appended as a ``Diagnostic`` and reading goes on, so the
+validator can report everything at once.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+from lxml import etree
+
+from ..diagnostics import Diagnostic
+from ..errors import IRParseError
+from .graph import (
+    BackEdge,
+    ConstData,
+    Graph,
+    Layer,
+    Model,
+    Port,
+    PortMapEntry,
+    RTNode,
+    parse_shape,
+    split_names,
+)
+from .types import element_type
+
+MAX_XML_BYTES = 1 << 31
+MAX_DIM = 1 << 40  # larger than any real tensor dimension; anything above is corrupt input
+
+_LAYER_ATTRS = ("id", "name", "type", "version")
+_PORT_MAP_TAGS = ("port_map", "then_port_map", "else_port_map")
+_BODY_TAGS = ("body", "then_body", "else_body")
+_PORT_MAP_INT_ATTRS = ("axis", "start", "end", "stride", "part_size")
+
+
+class _Reader:
+    def __init__(self, file: str, weights: bytes | memoryview | mmap.mmap | None,
+                 problems: list[Diagnostic] | None) -> None:
+        self.file = file
+        self.weights = weights
+        self.problems = problems
+
+    # -- problem reporting --------------------------------------------------
+    def problem(self, code: str, message: str, line: int | None,
+                layer: Layer | None = None, scope: str = "") -> None:
+        if self.problems is None:
+            where = f"{layer.id} {layer.name!r}" if layer is not None else None
+            raise IRParseError(message, file=self.file, line=line, layer=where)
+        self.problems.append(Diagnostic(
+            code, message, self.file, line,
+            layer.id if layer else None, layer.name if layer else None, scope,
+        ))
+
+    def int_attr(self, el: etree._Element, name: str, code: str, *, required: bool = True,
+                 layer: Layer | None = None, scope: str = "") -> int | None:
+        value = el.get(name)
+        if value is None:
+            if required:
+                self.problem(code, f"<{el.tag}> lacks the {name!r} attribute", el.sourceline,
+                             layer, scope)
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            self.problem(code, f"<{el.tag}> {name}={value!r} is not an integer", el.sourceline,
+                         layer, scope)
+            return None
+
+    # -- structure ----------------------------------------------------------
+    def model(self, root: etree._Element) -> Model:
+        if root.tag != "net":
+            self.problem("XML_STRUCTURE", f"root element is <{root.tag}>, expected <net>",
+                         root.sourceline)
+        version = self.int_attr(root, "version", "XML_STRUCTURE") or 11
+        if version not in (10, 11):
+            self.problem("IR_VERSION", f"IR version {version} is not supported (10 or 11)",
+                         root.sourceline)
+        model = Model(graph=Graph(), name=root.get("name", "model"), version=version)
+        graph_el = root
+        model.graph = self.graph(graph_el, "")
+        for child in root:
+            if child.tag in ("layers", "edges"):
+                continue
+            if child.tag == "rt_info":
+                model.rt_info = [rt_node(c) for c in child]
+            elif isinstance(child.tag, str):
+                model.unknown.append(rt_node(child))
+        return model
+
+    def graph(self, el: etree._Element, scope: str) -> Graph:
+        graph = Graph()
+        graph.line = el.sourceline
+        layers_el = el.find("layers")
+        if layers_el is None:
+            self.problem("XML_STRUCTURE", f"<{el.tag}> has no <layers>", el.sourceline,
+                         scope=scope)
+        else:
+            for layer_el in layers_el:
+                if layer_el.tag != "layer":
+                    continue
+                layer = self.layer(layer_el, scope)
+                if layer is None:
+                    continue
+                if layer.id in graph:
+                    self.problem("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice",
+                                 layer.line, layer, scope)
+                    continue
+                graph.add_layer(layer)
+        edges_el = el.find("edges")
+        if edges_el is not None:
+            for edge_el in edges_el:
+                if edge_el.tag != "edge":
+                    continue
+                ids = [self.int_attr(edge_el, a, "EDGE_ATTR", scope=scope)
+                       for a in ("from-layer", "from-port", "to-layer", "to-port")]
+                if any(i is None for i in ids):
+                    continue
+                src, src_port, dst, dst_port = ids
+                missing = [i for i in (src, dst) if i not in graph]
+                if missing:
+                    self.problem("EDGE_UNKNOWN_LAYER",
+                                 f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
+                                 f"{missing[0]}, which does not exist", edge_el.sourceline,
+                                 scope=scope)
+                    continue
+                graph.connect(src, src_port, dst, dst_port, line=edge_el.sourceline)
+        rt = el.find("rt_info")
+        if rt is not None:
+            graph.rt_info = [rt_node(c) for c in rt]
+        return graph
+
+    def layer(self, el: etree._Element, scope: str) -> Layer | None:
+        layer_id = self.int_attr(el, "id", "LAYER_ATTR", scope=scope)
+        if layer_id is None:
+            return None
+        if layer_id < 0:
+            self.problem("LAYER_ATTR", f"layer id {layer_id} is negative", el.sourceline,
+                         scope=scope)
+            return None
+        layer = Layer(
+            id=layer_id,
+            name=el.get("name", ""),
+            type=el.get("type", ""),
+            version=el.get("version", ""),
+            extra={k: v for k, v in el.attrib.items() if k not in _LAYER_ATTRS},
+            line=el.sourceline,
+            has_data=False,
+        )
+        for attr in ("name", "type", "version"):
+            if el.get(attr) is None:
+                self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", el.sourceline,
+                             layer, scope)
+        inner_scope = f"{scope}/{layer_id}" if scope else str(layer_id)
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            if tag == "data":
+                layer.attrs = dict(child.attrib)
+                layer.has_data = True
+            elif tag == "input":
+                layer.inputs = self.ports(child, layer, scope)
+            elif tag == "output":
+                layer.outputs = self.ports(child, layer, scope)
+            elif tag in _PORT_MAP_TAGS:
+                layer.port_maps[tag] = self.port_map(child, layer, scope)
+            elif tag == "back_edges":
+                layer.back_edges = self.back_edges(child, layer, scope)
+            elif tag in _BODY_TAGS:
+                layer.bodies[tag] = self.graph(child, f"{inner_scope}/{tag}")
+            elif tag == "rt_info":
+                layer.rt_info = [rt_node(c) for c in child]
+            else:
+                layer.unknown.append(rt_node(child))
+        if layer.type == "Const":
+            self.const(layer, scope)
+        return layer
+
+    def ports(self, el: etree._Element, layer: Layer, scope: str) -> list[Port]:
+        ports = []
+        for port_el in el:
+            if port_el.tag != "port":
+                continue
+            port_id = self.int_attr(port_el, "id", "PORT_ATTR", layer=layer, scope=scope)
+            if port_id is None:
+                continue
+            port = Port(port_id, None, (), line=port_el.sourceline)
+            for key, value in port_el.attrib.items():
+                if key == "id":
+                    continue
+                if key == "precision":
+                    try:
+                        port.precision = element_type(value)
+                    except KeyError:
+                        self.problem("ELEMENT_TYPE", f"port {port_id} has unknown precision "
+                                     f"{value!r}", port_el.sourceline, layer, scope)
+                elif key == "names":
+                    port.names = split_names(value)
+                else:
+                    port.extra[key] = value
+            dims = []
+            for child in port_el:
+                if child.tag == "dim":
+                    text = (child.text or "").strip()
+                    try:
+                        dim = int(text)
+                    except ValueError:
+                        self.problem("BAD_DIM", f"port {port_id} has dim {text!r}, not an integer",
+                                     child.sourceline, layer, scope)
+                        dim = -1
+                    if dim < -1 or dim > MAX_DIM:
+                        self.problem("BAD_DIM", f"port {port_id} has dim {dim}, outside "
+                                     f"-1..{MAX_DIM}", child.sourceline, layer, scope)
+                        dim = -1
+                    dims.append(dim)
+                elif child.tag == "rt_info":
+                    port.rt_info = [rt_node(c) for c in child]
+            port.dims = tuple(dims)
+            ports.append(port)
+        return ports
+
+    def port_map(self, el: etree._Element, layer: Layer, scope: str) -> list[PortMapEntry]:
+        entries = []
+        for entry_el in el:
+            if entry_el.tag not in ("input", "output"):
+                continue
+            ext = self.int_attr(entry_el, "external_port_id", "PORT_MAP_ATTR", layer=layer,
+                                scope=scope)
+            internal = self.int_attr(entry_el, "internal_layer_id", "PORT_MAP_ATTR", layer=layer,
+                                     scope=scope)
+            if ext is None or internal is None:
+                continue
+            entry = PortMapEntry(entry_el.tag, ext, internal, line=entry_el.sourceline)
+            for key, value in entry_el.attrib.items():
+                if key in ("external_port_id", "internal_layer_id"):
+                    continue
+                if key in _PORT_MAP_INT_ATTRS:
+                    setattr(entry, key, self.int_attr(entry_el, key, "PORT_MAP_ATTR",
+                                                      layer=layer, scope=scope))
+                elif key == "purpose":
+                    entry.purpose = value
+                else:
+                    entry.extra[key] = value
+            entries.append(entry)
+        return entries
+
+    def back_edges(self, el: etree._Element, layer: Layer, scope: str) -> list[BackEdge]:
+        edges = []
+        for edge_el in el:
+            if edge_el.tag != "edge":
+                continue
+            src = self.int_attr(edge_el, "from-layer", "BACK_EDGE_ATTR", layer=layer, scope=scope)
+            dst = self.int_attr(edge_el, "to-layer", "BACK_EDGE_ATTR", layer=layer, scope=scope)
+            if src is None or dst is None:
+                continue
+            extra = {k: v for k, v in edge_el.attrib.items() if k not in ("from-layer", "to-layer")}
+            edges.append(BackEdge(src, dst, extra, line=edge_el.sourceline))
+        return edges
+
+    def const(self, layer: Layer, scope: str) -> None:
+        attrs = layer.attrs
+        offset_s, size_s = attrs.get("offset"), attrs.get("size")
+        if offset_s is None or size_s is None:
+            self.problem("CONST_DATA", "Const lacks offset/size", layer.line, layer, scope)
+            return
+        try:
+            offset, size = int(offset_s), int(size_s)
+        except ValueError:
+            self.problem("CONST_DATA", f"Const offset={offset_s!r} size={size_s!r} are not "
+                         "integers", layer.line, layer, scope)
+            return
+        if offset < 0 or size < 0:
+            self.problem("CONST_DATA", f"Const offset {offset} / size {size} is negative",
+                         layer.line, layer, scope)
+            return
+        bin_size = len(self.weights) if self.weights is not None else 0
+        if offset + size > bin_size:
+            self.problem("CONST_OUT_OF_BOUNDS", f"Const data [{offset}, {offset + size}) lies "
+                         f"beyond the end of the .bin ({bin_size} bytes)", layer.line, layer,
+                         scope)
+            return
+        try:
+            et = element_type(attrs.get("element_type", ""))
+        except KeyError:
+            self.problem("ELEMENT_TYPE", f"Const has unknown element_type "
+                         f"{attrs.get('element_type')!r}", layer.line, layer, scope)
+            return
+        shape = parse_shape(attrs.get("shape", ""))
+        if shape is None or any(d < 0 for d in shape):
+            self.problem("CONST_SHAPE", f"Const shape {attrs.get('shape')!r} is not static",
+                         layer.line, layer, scope)
+            return
+        if any(d > MAX_DIM for d in shape):
+            self.problem("BAD_DIM", f"Const shape {attrs.get('shape')!r} has an absurd dimension",
+                         layer.line, layer, scope)
+            return
+        count = 1
+        for d in shape:
+            count *= d
+        if et.kind != "string" and et.kind != "dynamic":
+            expected = et.nbytes(count)
+            if size != expected:
+                self.problem("CONST_SIZE", f"Const of {et.name}[{attrs.get('shape', '')}] "
+                             f"needs {expected} bytes but size is {size}", layer.line, layer,
+                             scope)
+                return
+        layer.const = ConstData(self.weights, offset, size) if size else ConstData(b"")
+
+
+def rt_node(el: etree._Element) -> RTNode:
+    return RTNode(
+        tag=str(el.tag),
+        attrs=dict(el.attrib),
+        children=[rt_node(c) for c in el if isinstance(c.tag, str)],
+        text=el.text if el.text and el.text.strip() else None,
+    )
+
+
+def _reject_dtd(data: bytes, file: str) -> None:
+    # A DOCTYPE is the door to entity expansion (billion laughs) and external
+    # entities (XXE); IR never needs one, so refuse before lxml sees it.
+    head_end = data.find(b"<net")
+    head = data if head_end < 0 else data[:head_end]
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in data:
+        line = data[: max(head.find(b"<!DOCTYPE"), 0)].count(b"\n") + 1
+        raise IRParseError("DOCTYPE/ENTITY declarations are not allowed in IR XML",
+                           file=file, line=line)
+
+
+def parse_xml(data: bytes, file: str) -> etree._Element:
+    """Parse XML bytes safely: no DTD, no entities, no network."""
+    if len(data) > MAX_XML_BYTES:
+        raise IRParseError(f"XML is {len(data)} bytes, over the {MAX_XML_BYTES} limit", file=file)
+    _reject_dtd(data, file)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             dtd_validation=False, huge_tree=False, remove_comments=True,
+                             remove_pis=True)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as err:
+        line = err.position[0] if err.position else None
+        raise IRParseError(f"malformed XML: {err.msg}", file=file, line=line) from None
+
+
+def read_bin(path: Path) -> bytes | mmap.mmap:
+    """Map the .bin read-only (a lazy view for Consts); an empty file is empty bytes."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def default_bin_path(xml_path: str | os.PathLike) -> Path:
+    return Path(xml_path).with_suffix(".bin")
+
+
+def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None, *,
+               problems: list[Diagnostic] | None = None) -> Model:
+    """Read ``xml_path`` and its weights (``bin_path``, default: same stem ``.bin``).
+
+    A missing .bin is fine when no Const needs one. With ``problems`` given,
+    problems are collected there instead of raised (XML that does not parse
+    still raises: there is nothing to go on).
+    """
+    xml_path = Path(xml_path)
+    file = str(xml_path)
+    try:
+        data = xml_path.read_bytes()
+    except OSError as err:
+        raise IRParseError(f"cannot read: {err.strerror}", file=file) from None
+    root = parse_xml(data, file)
+    bpath = Path(bin_path) if bin_path is not None else default_bin_path(xml_path)
+    weights: bytes | mmap.mmap | None = None
+    if bpath.exists():
+        try:
+            weights = read_bin(bpath)
+        except OSError as err:
+            raise IRParseError(f"cannot read weights {bpath}: {err.strerror}", file=file) from None
+    elif bin_path is not None:
+        raise IRParseError(f"weights file {bpath} does not exist", file=file)
+    model = _Reader(file, weights, problems).model(root)
+    model.path = file
+    return model
+
+
+def read_model_bytes(xml: bytes, weights: bytes | None = None, *, file: str = "<memory>",
+                     problems: list[Diagnostic] | None = None) -> Model:
+    """Read an IR held in memory."""
+    root = parse_xml(xml, file)
+    return _Reader(file, weights, problems).model(root)

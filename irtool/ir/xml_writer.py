@@ -1,0 +1,188 @@
+"""Write the in-memory IR as IR XML + .bin, deterministically and atomically.
+
+Same model -> same bytes: layers and edges in their stored order, attributes
+in their stored order, constants laid out in the order they are met (depth
+first through bodies), identical constant payloads stored once.
+Both files are written to temporaries in the target folder and renamed into
+place only when both are complete, so a failed save leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import IRToolError
+from .graph import Graph, Layer, Model, Port, PortMapEntry, RTNode, join_names
+
+_PORT_MAP_ORDER = ("port_map", "then_port_map", "else_port_map")
+_BODY_ORDER = ("body", "then_body", "else_body")
+
+
+class _BinBuilder:
+    """Accumulates constant payloads, storing each distinct payload once."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.seen: dict[bytes, int] = {}
+
+    def add(self, payload: bytes) -> int:
+        key = hashlib.blake2b(payload, digest_size=20).digest() + len(payload).to_bytes(8, "little")
+        if key in self.seen:
+            return self.seen[key]
+        offset = self.size
+        self.seen[key] = offset
+        self.chunks.append(payload)
+        self.size += len(payload)
+        return offset
+
+
+def _rt_element(parent: etree._Element, node: RTNode) -> None:
+    el = etree.SubElement(parent, node.tag, node.attrs)
+    if node.text is not None:
+        el.text = node.text
+    for child in node.children:
+        _rt_element(el, child)
+
+
+def _rt_info(parent: etree._Element, info: list[RTNode] | None) -> None:
+    if info is None:
+        return
+    el = etree.SubElement(parent, "rt_info")
+    for node in info:
+        _rt_element(el, node)
+
+
+def _port(parent: etree._Element, port: Port) -> None:
+    attrs = {"id": str(port.id)}
+    if port.precision is not None:
+        attrs["precision"] = port.precision.precision
+    if port.names:
+        attrs["names"] = join_names(port.names)
+    attrs.update(port.extra)
+    el = etree.SubElement(parent, "port", attrs)
+    for d in port.dims or ():
+        etree.SubElement(el, "dim").text = str(d)
+    _rt_info(el, port.rt_info)
+
+
+def _port_map_entry(parent: etree._Element, entry: PortMapEntry) -> None:
+    attrs: dict[str, str] = {}
+    if entry.axis is not None:
+        attrs["axis"] = str(entry.axis)
+    attrs["external_port_id"] = str(entry.external_port_id)
+    attrs["internal_layer_id"] = str(entry.internal_layer_id)
+    for key in ("start", "end", "stride", "part_size"):
+        value = getattr(entry, key)
+        if value is not None:
+            attrs[key] = str(value)
+    if entry.purpose is not None:
+        attrs["purpose"] = entry.purpose
+    attrs.update(entry.extra)
+    etree.SubElement(parent, entry.kind, attrs)
+
+
+def _layer(parent: etree._Element, layer: Layer, weights: _BinBuilder) -> None:
+    attrs = {"id": str(layer.id), "name": layer.name, "type": layer.type,
+             "version": layer.version}
+    attrs.update(layer.extra)
+    el = etree.SubElement(parent, "layer", attrs)
+    _rt_info(el, layer.rt_info)
+    data = dict(layer.attrs)
+    if layer.type == "Const" and layer.const is not None:
+        payload = layer.const.tobytes()
+        data["offset"] = str(weights.add(payload))
+        data["size"] = str(len(payload))
+    if data or layer.has_data:
+        etree.SubElement(el, "data", data)
+    for tag, ports in (("input", layer.inputs), ("output", layer.outputs)):
+        if ports:
+            group = etree.SubElement(el, tag)
+            for port in ports:
+                _port(group, port)
+    for tag in _PORT_MAP_ORDER:
+        if tag in layer.port_maps:
+            pm = etree.SubElement(el, tag)
+            for entry in layer.port_maps[tag]:
+                _port_map_entry(pm, entry)
+    if layer.back_edges or layer.type in ("Loop", "TensorIterator"):
+        be = etree.SubElement(el, "back_edges")
+        for edge in layer.back_edges:
+            etree.SubElement(be, "edge", {"from-layer": str(edge.from_layer),
+                                          "to-layer": str(edge.to_layer), **edge.extra})
+    for tag in _BODY_ORDER:
+        if tag in layer.bodies:
+            _graph(etree.SubElement(el, tag), layer.bodies[tag], weights)
+    for node in layer.unknown:
+        _rt_element(el, node)
+
+
+def _graph(el: etree._Element, graph: Graph, weights: _BinBuilder) -> None:
+    layers = etree.SubElement(el, "layers")
+    for layer in graph.layers:
+        _layer(layers, layer, weights)
+    edges = etree.SubElement(el, "edges")
+    for e in graph.edges():
+        etree.SubElement(edges, "edge", {
+            "from-layer": str(e.from_layer), "from-port": str(e.from_port),
+            "to-layer": str(e.to_layer), "to-port": str(e.to_port)})
+    _rt_info(el, graph.rt_info)
+
+
+def serialize(model: Model) -> tuple[bytes, bytes]:
+    """The XML text and the .bin payload of ``model``."""
+    weights = _BinBuilder()
+    root = etree.Element("net", {"name": model.name, "version": str(model.version)})
+    _graph(root, model.graph, weights)
+    # The top-level rt_info is the model's own; _graph wrote graph.rt_info (None at top).
+    _rt_info(root, model.rt_info)
+    for node in model.unknown:
+        _rt_element(root, node)
+    etree.indent(root, space="\t")
+    xml = b'<?xml version="1.0"?>\n' + etree.tostring(root, encoding="utf-8") + b"\n"
+    return xml, b"".join(weights.chunks)
+
+
+def _umask() -> int:
+    # mkstemp creates 0600 files; saved IR should get the usual permissions.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_model(model: Model, xml_path: str | os.PathLike,
+                bin_path: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """Write ``model`` to ``xml_path`` and ``bin_path`` (default: same stem ``.bin``).
+
+    All or nothing: on any failure neither file is created or changed.
+    """
+    xml_path = Path(xml_path)
+    bin_path = Path(bin_path) if bin_path is not None else xml_path.with_suffix(".bin")
+    xml, payload = serialize(model)
+    for path in (xml_path, bin_path):
+        if not path.parent.exists():
+            raise IRToolError(f"folder {path.parent} does not exist", file=str(path))
+    tmp_paths: list[str] = []
+    try:
+        for path, content in ((bin_path, payload), (xml_path, xml)):
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            tmp_paths.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp_paths[0], bin_path)
+        os.replace(tmp_paths[1], xml_path)
+    except OSError as err:
+        raise IRToolError(f"cannot write: {err.strerror}", file=str(xml_path)) from None
+    finally:
+        for tmp in tmp_paths:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return xml_path, bin_path

@@ -1,0 +1,248 @@
+"""The operation registry: one small class per OpenVINO operation version.
+
+An ``Op`` is built from a layer's ``<data>`` attributes (strings, as in the IR),
+parses them into typed fields once, and then offers
+
+* ``infer(inputs, values)``: output element types and shapes from input ones
+  (``values`` holds the constant inputs that are known, else ``None``), and
+* ``compute(inputs)``: the numpy kernel, a list of arrays in, a list out.
+
+Ops are registered under ``(type, "opsetN")``, where N is the opset that
+introduced that version of the operation, exactly as OpenVINO writes the
+``version`` attribute. ``lookup`` also accepts a later opset (``opset8`` for
+``Add`` still means ``Add-1``), as OpenVINO's reader does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
+import numpy as np
+
+from ..ir.graph import Shape, parse_shape
+from ..ir.types import ElementType, element_type, from_numpy
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Element type and shape of a value; ``shape`` None = dynamic rank, -1 = dynamic dim."""
+
+    element_type: ElementType
+    shape: Shape | None
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(d >= 0 for d in self.shape)
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> TensorInfo:
+        return cls(from_numpy(array.dtype), tuple(array.shape))
+
+
+class AttributeParseError(ValueError):
+    """An attribute that is missing or malformed (wrapped with the layer by callers)."""
+
+
+class Op:
+    """Base class of every operation. Subclasses set ``type``/``version`` via ``register``."""
+
+    type: ClassVar[str] = ""
+    version: ClassVar[str] = ""
+
+    def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
+        self.attrs: Mapping[str, str] = attrs or {}
+
+    # -- attribute parsing (IR attributes are strings) ------------------------
+    def _raw(self, name: str, default: object) -> str | None:
+        value = self.attrs.get(name)
+        if value is None:
+            if default is _REQUIRED:
+                raise AttributeParseError(f"{self.type}: attribute {name!r} is required")
+            return None
+        return value
+
+    def attr_str(self, name: str, default: str | object = None) -> str:
+        raw = self._raw(name, default)
+        return default if raw is None else raw  # type: ignore[return-value]
+
+    def attr_int(self, name: str, default: int | object = None) -> int:
+        raw = self._raw(name, default)
+        if raw is None:
+            return default  # type: ignore[return-value]
+        try:
+            return int(raw)
+        except ValueError:
+            raise AttributeParseError(
+                f"{self.type}: attribute {name}={raw!r} is not an integer"
+            ) from None
+
+    def attr_float(self, name: str, default: float | object = None) -> float:
+        raw = self._raw(name, default)
+        if raw is None:
+            return default  # type: ignore[return-value]
+        try:
+            return float(raw)
+        except ValueError:
+            raise AttributeParseError(
+                f"{self.type}: attribute {name}={raw!r} is not a number"
+            ) from None
+
+    def attr_bool(self, name: str, default: bool | object = None) -> bool:
+        raw = self._raw(name, default)
+        if raw is None:
+            return default  # type: ignore[return-value]
+        low = raw.strip().lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+        raise AttributeParseError(f"{self.type}: attribute {name}={raw!r} is not a boolean")
+
+    def attr_ints(self, name: str, default: list[int] | object = None) -> list[int]:
+        raw = self._raw(name, default)
+        if raw is None:
+            return default  # type: ignore[return-value]
+        try:
+            return [int(x) for x in raw.split(",") if x.strip()]
+        except ValueError:
+            raise AttributeParseError(
+                f"{self.type}: attribute {name}={raw!r} is not a list of ints"
+            ) from None
+
+    def attr_floats(self, name: str, default: list[float] | object = None) -> list[float]:
+        raw = self._raw(name, default)
+        if raw is None:
+            return default  # type: ignore[return-value]
+        try:
+            return [float(x) for x in raw.split(",") if x.strip()]
+        except ValueError:
+            raise AttributeParseError(
+                f"{self.type}: attribute {name}={raw!r} is not a list of numbers"
+            ) from None
+
+    def attr_type(self, name: str, default: str | object = None) -> ElementType:
+        raw = self._raw(name, default)
+        if raw is None:
+            raw = default  # type: ignore[assignment]
+        try:
+            return element_type(raw)  # type: ignore[arg-type]
+        except KeyError:
+            raise AttributeParseError(
+                f"{self.type}: attribute {name}={raw!r} is not an element type"
+            ) from None
+
+    def attr_shape(self, name: str, default: str | object = None) -> Shape | None:
+        raw = self._raw(name, default)
+        return parse_shape(default if raw is None else raw)  # type: ignore[arg-type]
+
+    # -- semantics -----------------------------------------------------------
+    def infer(self, inputs: Sequence[TensorInfo],
+              values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
+        """Output types and shapes.
+
+        The default runs the kernel on stand-in data when every input shape is
+        static: the known constant values, zeros elsewhere. Ops whose output
+        shape depends on input values that may be unknown, or that must handle
+        dynamic shapes, override this.
+        """
+        if not all(i.is_static for i in inputs):
+            raise NotImplementedError(f"{self.type}-{self.version}: no inference for dynamic "
+                                      "shapes")
+        args = [v if v is not None else np.zeros(i.shape, dtype=_stand_in_dtype(i.element_type))
+                for i, v in zip(inputs, values)]
+        return [TensorInfo.of(np.asarray(out)) for out in self.compute(args)]
+
+    def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        raise NotImplementedError(f"{self.type}-{self.version} has no kernel")
+
+
+def _stand_in_dtype(et: ElementType) -> np.dtype:
+    if et.dtype is None:
+        return np.dtype(np.uint8)
+    return et.dtype
+
+
+_REQUIRED = object()
+REQUIRED = _REQUIRED
+"""Pass as ``default`` to make an attribute mandatory."""
+
+_REGISTRY: dict[tuple[str, str], type[Op]] = {}
+OpT = TypeVar("OpT", bound=type[Op])
+
+
+def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
+    """Class decorator: register an ``Op`` subclass for ``op_type`` in each opset named."""
+
+    def deco(cls: OpT) -> OpT:
+        for version in versions:
+            key = (op_type, version)
+            if key in _REGISTRY and _REGISTRY[key] is not cls:
+                raise ValueError(f"{op_type}-{version} is registered twice")
+            _REGISTRY[key] = cls
+        if not cls.type:
+            cls.type = op_type
+            cls.version = versions[0]
+        return cls
+
+    return deco
+
+
+def _opset_number(version: str) -> int | None:
+    if version.startswith("opset") and version[5:].isdigit():
+        return int(version[5:])
+    return None
+
+
+def lookup(op_type: str, version: str) -> type[Op] | None:
+    """The class for ``op_type`` in ``version`` (``"opsetN"``), or None."""
+    cls = _REGISTRY.get((op_type, version))
+    if cls is not None:
+        return cls
+    wanted = _opset_number(version)
+    if wanted is None:
+        return None
+    best: tuple[int, type[Op]] | None = None
+    for (t, v), c in _REGISTRY.items():
+        n = _opset_number(v)
+        if t == op_type and n is not None and n <= wanted and (best is None or n > best[0]):
+            best = (n, c)
+    return best[1] if best else None
+
+
+def registered() -> list[tuple[str, str]]:
+    """Every registered ``(type, version)`` pair, sorted."""
+    return sorted(_REGISTRY)
+
+
+def make_op(op_type: str, version: str, attrs: Mapping[str, str] | None = None) -> Op:
+    """Instantiate the op for a layer; ``KeyError`` when no class is registered."""
+    cls = lookup(op_type, version)
+    if cls is None:
+        raise KeyError(f"{op_type}-{version}")
+    return cls(attrs)
+
+
+def broadcast_shapes(*shapes: Shape | None) -> Shape | None:
+    """NumPy broadcasting on possibly dynamic shapes (-1 dims, None rank)."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    out = []
+    for axis in range(rank):
+        dims = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]  # type: ignore[index,arg-type]
+        static = {d for d in dims if d >= 0 and d != 1}
+        if len(static) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        if static:
+            out.append(static.pop())
+        elif any(d < 0 for d in dims):
+            out.append(-1)
+        else:
+            out.append(1)
+    return tuple(out)

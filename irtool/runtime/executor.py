@@ -1,0 +1,77 @@
+"""``Executor``: run a whole IR model by tensor names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ExecutionError
+from ..ir.graph import Model
+from .plan import Plan, RunOptions, compile_graph
+
+
+class Executor:
+    """Compiles ``model`` once; ``run`` may then be called many times.
+
+    Subclass and override ``run_plan`` to observe or change execution.
+    """
+
+    def __init__(self, model: Model, *, max_iterations: int | None = None) -> None:
+        self.model = model
+        self.options = RunOptions(max_iterations=max_iterations)
+        self.plan: Plan = compile_graph(model.graph, "", self.options)
+
+    @property
+    def input_names(self) -> list[str]:
+        return list(self.plan.input_names)
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self.plan.output_names)
+
+    def _ordered_inputs(self, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
+        names = self.plan.input_names
+        if isinstance(inputs, Mapping):
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise ExecutionError(f"missing input(s) {', '.join(missing)}; the model takes "
+                                     f"{', '.join(names)}", file=self.model.path)
+            unknown = [k for k in inputs if k not in names]
+            if unknown:
+                raise ExecutionError(f"unknown input(s) {', '.join(map(str, unknown))}; the model "
+                                     f"takes {', '.join(names)}", file=self.model.path)
+            values = [inputs[n] for n in names]
+        else:
+            values = list(inputs)
+            if len(values) != len(names):
+                raise ExecutionError(f"{len(values)} inputs given, the model takes {len(names)}",
+                                     file=self.model.path)
+        return [self._check_input(p, np.asarray(v), n)
+                for p, v, n in zip(self.plan.parameters, values, names)]
+
+    def _check_input(self, parameter: Any, value: np.ndarray, name: str) -> np.ndarray:
+        et = parameter.element_type
+        shape = parameter.shape
+        if et is not None and et.dtype is not None and value.dtype != et.dtype:
+            if et.kind == "string" and value.dtype.kind in ("U", "S", "O"):
+                value = value.astype(object)
+            else:
+                raise ExecutionError(f"input {name!r} has dtype {value.dtype}, the model wants "
+                                     f"{et.name} ({et.dtype})", file=self.model.path)
+        if shape is not None:
+            ok = len(shape) == value.ndim and all(d < 0 or d == v
+                                                 for d, v in zip(shape, value.shape))
+            if not ok:
+                raise ExecutionError(f"input {name!r} has shape {list(value.shape)}, the model "
+                                     f"wants {list(shape)} (-1: any)", file=self.model.path)
+        return value
+
+    def run_plan(self, plan: Plan, values: list[np.ndarray]) -> list[np.ndarray]:
+        return plan.execute(values)
+
+    def run(self, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
+        """Outputs by tensor name for ``inputs`` given by name or by position."""
+        outs = self.run_plan(self.plan, self._ordered_inputs(inputs))
+        return dict(zip(self.plan.output_names, outs))

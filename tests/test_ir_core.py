@@ -1,0 +1,138 @@
+"""In-memory IR and XML/.bin round trip on IR that OpenVINO writes itself."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+from onnx.backend.test.case.node import collect_testcases
+
+import irtool
+from irtool.ir import ConstData, Graph, Model, constant, element_type, parse_shape, serialize
+from irtool.ir.graph import join_names, split_names
+
+CONTROL_FLOW_CASES = ["test_loop11", "test_scan9_sum", "test_scan_sum", "test_if"]
+
+
+@pytest.fixture(scope="module")
+def node_cases() -> dict:
+    return {c.name: c for c in collect_testcases()}
+
+
+def _ov_files(case, tmp: Path) -> Path:
+    import onnx
+
+    onnx_path = tmp / f"{case.name}.onnx"
+    onnx.save(case.model, onnx_path)
+    xml = tmp / f"{case.name}.xml"
+    ov.save_model(ov.Core().read_model(str(onnx_path)), str(xml), compress_to_fp16=False)
+    return xml
+
+
+def _infer(xml: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    result = compiled(inputs)
+    return [np.asarray(result[o]) for o in compiled.outputs]
+
+
+@pytest.mark.parametrize("name", CONTROL_FLOW_CASES)
+def test_round_trip_control_flow_ir_is_bit_identical(name: str, node_cases: dict,
+                                                     tmp_path: Path) -> None:
+    case = node_cases[name]
+    xml = _ov_files(case, tmp_path)
+    inputs = list(case.data_sets[0][0])
+    model = irtool.load(xml)
+    out = tmp_path / "rt" / "m.xml"
+    out.parent.mkdir()
+    irtool.save(model, out)
+    expected = _infer(xml, inputs)
+    actual = _infer(out, inputs)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        assert a.tobytes() == e.tobytes()
+    # Writing is deterministic: the same model gives the same bytes.
+    assert serialize(model) == serialize(irtool.load(out))
+
+
+def test_rt_info_and_unknown_attributes_survive(node_cases: dict, tmp_path: Path) -> None:
+    xml = _ov_files(node_cases["test_loop11"], tmp_path)
+    text = xml.read_text()
+    text = text.replace('type="Loop" version="opset5">',
+                        'type="Loop" version="opset5" my_attr="kept">'
+                        '<rt_info><attribute name="fused_names" version="0" value="a,b"/>'
+                        '</rt_info>', 1)
+    xml.write_text(text)
+    model = irtool.load(xml)
+    loop = model.graph.layers_of_type("Loop")[0]
+    assert loop.extra["my_attr"] == "kept"
+    assert loop.rt_info and loop.rt_info[0].attrs["value"] == "a,b"
+    xml2, _ = serialize(model)
+    assert b'my_attr="kept"' in xml2 and b'value="a,b"' in xml2
+    assert b'name="OpenVINO Runtime"' in xml2  # the model's own rt_info
+
+
+def test_constants_are_deduplicated_in_bin(tmp_path: Path) -> None:
+    g = Graph()
+    a = constant(g, np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = constant(g, np.arange(6, dtype=np.float32).reshape(2, 3))
+    add = g.add_op("Add", "opset1", [(a.id, 0), (b.id, 0)], {"auto_broadcast": "numpy"})
+    g.add_op("Result", "opset1", [(add.id, 2)], num_outputs=0)
+    xml, payload = serialize(Model(g))
+    assert len(payload) == 24
+    irtool.save(Model(g), tmp_path / "m.xml")
+    assert (tmp_path / "m.bin").stat().st_size == 24
+    assert oct((tmp_path / "m.xml").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_failed_save_leaves_nothing(tmp_path: Path) -> None:
+    g = Graph()
+    c = constant(g, np.ones(3, dtype=np.float32))
+    g.add_op("Result", "opset1", [(c.id, 0)], num_outputs=0)
+    target = tmp_path / "missing_dir" / "m.xml"
+    with pytest.raises(irtool.IRToolError):
+        irtool.save(Model(g), target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_names_escape_commas() -> None:
+    assert split_names(join_names(["a,b", "c"])) == ("a,b", "c")
+    assert split_names("x") == ("x",)
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("", ()), ("2,3", (2, 3)), ("?", (-1,)), ("1..10,4", (-1, 4)), ("...", None), ("[2,?]", (2, -1)),
+])
+def test_parse_shape(text: str, shape) -> None:
+    assert parse_shape(text) == shape
+
+
+def test_element_types_cover_openvino() -> None:
+    for t in (ov.Type.f32, ov.Type.f16, ov.Type.bf16, ov.Type.i4, ov.Type.u1, ov.Type.u4,
+              ov.Type.nf4, ov.Type.f8e4m3, ov.Type.f8e5m2, ov.Type.boolean, ov.Type.string,
+              ov.Type.i64, ov.Type.u64, ov.Type.f64):
+        et = element_type(t.get_type_name())
+        assert et.bitwidth == (8 if t == ov.Type.string else t.bitwidth)
+    assert element_type("FP32").dtype == np.float32
+    assert element_type("BOOL").name == "boolean"
+
+
+def test_const_data_packed_4bit_unpacks_low_nibble_first() -> None:
+    data = ConstData(bytes([0x21, 0x0F]))
+    assert data.to_numpy(element_type("u4"), (4,)).tolist() == [1, 2, 15, 0]
+    assert data.to_numpy(element_type("i4"), (4,)).tolist() == [1, 2, -1, 0]
+
+
+def test_string_constants_round_trip() -> None:
+    arr = np.array(["ab", "", "xyz"], dtype=object)
+    data = ConstData.from_array(arr)
+    assert data.to_numpy(element_type("string"), (3,)).tolist() == ["ab", "", "xyz"]
