@@ -63,7 +63,7 @@ CONTROL_FLOW_OPS: frozenset[str] = frozenset({"Loop", "TensorIterator", "If"})
 
 # A single node test case finishes in well under a second; a case still running
 # after this long is hung (an endless loop in a kernel), not slow.
-CASE_TIMEOUT_S = 300.0
+CASE_TIMEOUT_S = 120.0
 # A worker exits after this many cases and is started afresh, so that whatever
 # OpenVINO caches per compiled model cannot accumulate over the whole corpus.
 CASES_PER_WORKER_RUN = 500
@@ -255,13 +255,16 @@ def _as_array(value: Any) -> np.ndarray:
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
         raise CaseFailure(f"skipped: {type(value).__name__} value (sequence/optional)")
-    if value.dtype.kind == "V":
+    if value.dtype.type.__module__ != "numpy":
+        # ml_dtypes registers its types as user dtypes (kind "V", or "f" for
+        # float8_e5m2); OpenVINO's Python API does not map them.
         raise CaseFailure(f"skipped: {value.dtype} has no native numpy dtype")
     if value.dtype == object:
         # ONNX string tensors are object arrays; fixed-width unicode keeps the
         # npz files pickle-free and is what OpenVINO accepts for strings.
         value = value.astype(str)
-    return np.ascontiguousarray(value)
+    # Not np.ascontiguousarray: it turns 0-d arrays into shape (1,).
+    return np.require(value, requirements="C")
 
 
 def _compare(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
@@ -295,9 +298,11 @@ def _infer(
     """Compile ``model`` on CPU and run it once.
 
     Returns the outputs as ``(names, any_name, array)`` in model order, and the
-    feed actually used keyed by the matched input name.  Each OV input is fed
-    by whichever of its tensor names appears in ``feed``; an input with none
-    cannot be fed and fails the case.
+    feed actually used keyed by input tensor name.  Each OV input is fed by
+    whichever of its tensor names appears in ``feed``.  When an input has none
+    (OpenVINO renames the Parameter of a pass-through graph, e.g. Identity or
+    Dropout, to the output's name) but the input counts agree, inputs are fed
+    by position, which the ONNX frontend preserves, and keyed by OV's name.
     """
     try:
         compiled = core.compile_model(model, "CPU", config)
@@ -305,13 +310,18 @@ def _infer(
         raise CaseFailure(_reason("compile_model", exc)) from None
     used: dict[str, np.ndarray] = {}
     by_port = {}
-    for port in compiled.inputs:
+    positional = list(feed.values()) if len(feed) == len(compiled.inputs) else None
+    for index, port in enumerate(compiled.inputs):
         names = port.get_names()
         hits = sorted(n for n in names if n in feed)
-        if not hits:
+        if hits:
+            key, value = hits[0], feed[hits[0]]
+        elif positional is not None and names:
+            key, value = port.get_any_name(), positional[index]
+        else:
             raise CaseFailure(f"feed: no data for OpenVINO input {sorted(names)}")
-        used[hits[0]] = feed[hits[0]]
-        by_port[port] = feed[hits[0]]
+        used[key] = value
+        by_port[port] = value
     try:
         result = compiled.create_infer_request().infer(by_port)
         outputs = [
@@ -574,10 +584,12 @@ def _child_env() -> dict[str, str]:
 def _list_case_names() -> list[str]:
     out = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--_list"],
-        check=True,
         capture_output=True,
         env=_child_env(),
     )
+    if out.returncode != 0:
+        tail = out.stderr.decode(errors="replace")[-2000:]
+        raise RuntimeError(f"ov-corpus: listing the ONNX node test cases failed:\n{tail}")
     return json.loads(out.stdout)
 
 
@@ -602,7 +614,10 @@ def build(
         build_dir = directory / BUILD_SUBDIR
         meta_path = build_dir / "meta.json"
         meta = {"openvino": ov_ver, "onnx": onnx_ver}
-        stale = not meta_path.exists() or json.loads(meta_path.read_text()) != meta
+        try:
+            stale = json.loads(meta_path.read_text(encoding="utf-8")) != meta
+        except (OSError, ValueError):
+            stale = True
         if fresh or stale:
             # Results of other versions (possible with $IRTOOL_CORPUS_DIR) are
             # void.  Remove only what a build writes: the directory may be one
@@ -637,8 +652,10 @@ def build(
             slots.append(_Slot(i, todo[i::n_workers], progress, tail))
 
         _supervise(slots, build_dir, directory, done, threads, say, t0, len(todo))
+        shutil.rmtree(build_dir / "partial", ignore_errors=True)
 
-        cases = {n: done[n] for n in names if n in done}
+        # The per-case "name" is the manifest key already.
+        cases = {n: {k: v for k, v in done[n].items() if k != "name"} for n in names if n in done}
         complete = all(n in done for n in names)
         manifest = {"openvino": ov_ver, "onnx": onnx_ver, "complete": complete, "cases": cases}
         _write_json_atomic(directory / MANIFEST, manifest)
@@ -691,10 +708,12 @@ def _supervise(
 
     def record(slot: _Slot, rec: dict[str, Any]) -> None:
         nonlocal finished
+        # The parent's own crash records land in the progress file too, so
+        # the tail reads them again: count each case once.
+        finished += rec["name"] not in done
         done[rec["name"]] = rec
         with contextlib.suppress(ValueError):
             slot.remaining.remove(rec["name"])
-        finished += 1
 
     def drain(slot: _Slot) -> None:
         for entry in slot.tail.read():
@@ -748,6 +767,7 @@ def _supervise(
                         say(f"ov-corpus: {slot.current}: {why}")
                         # The crashed case may have left a half-written output.
                         shutil.rmtree(out_root / slot.current, ignore_errors=True)
+                        shutil.rmtree(build_dir / "partial" / slot.current, ignore_errors=True)
                 slot.proc = None
                 if slot.remaining:
                     spawn(slot)
