@@ -185,7 +185,7 @@ def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
             if key in _REGISTRY and _REGISTRY[key] is not cls:
                 raise ValueError(f"{op_type}-{version} is registered twice")
             _REGISTRY[key] = cls
-        if not cls.type:
+        if "type" not in cls.__dict__:
             cls.type = op_type
             cls.version = versions[0]
         return cls
