@@ -66,9 +66,16 @@ def run(
 
     ``inputs`` maps tensor names (the ONNX names) to arrays, or lists arrays in
     the order of the model's inputs. ``backend="openvino"`` runs the same IR on
-    OpenVINO's CPU runtime instead of irtool's executor. ``max_iterations``
-    caps every loop: one that would run longer stops with an error naming it.
+    OpenVINO's CPU runtime instead of irtool's executor. ``max_iterations`` caps
+    every loop of the irtool backend: one that would run longer stops with an
+    ``ExecutionError`` naming it (without a cap, a loop with an unbounded trip
+    count stops after ``irtool.runtime.UNBOUNDED_LOOP_CAP`` iterations).
     """
+    if max_iterations is not None and (isinstance(max_iterations, bool)
+                                       or not isinstance(max_iterations, int)
+                                       or max_iterations < 0):
+        raise ExecutionError(f"max_iterations must be a non-negative integer, not "
+                             f"{max_iterations!r}")
     if backend == "irtool":
         from .runtime import Executor
 

@@ -63,6 +63,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``irtool run MODEL.xml [INPUTS.npz] [-o OUT.npz]``: outputs by tensor name."""
+    if args.output:
+        folder = Path(args.output).parent
+        if not folder.is_dir():  # fail before running, not after
+            raise IRToolError(f"folder {folder} does not exist", file=args.output)
     inputs = _load_npz(args.inputs) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
                       max_iterations=args.max_iterations)
@@ -80,17 +85,29 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """``irtool validate FILE.xml...``: every problem, one a line; exit 1 on any error.
+
+    Lines read ``file:line: CODE layer <id> "<name>": message``; warnings end in
+    `` [warning]`` and do not fail the run. ``--json`` prints one JSON list of all
+    diagnostics (``Diagnostic.to_dict``) instead, and nothing else on stdout.
+    """
     problems = []
     for path in args.files:
         problems.extend(api.validate(path))
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
     if args.json:
         print(json.dumps([p.to_dict() for p in problems], indent=2))
     else:
         for p in problems:
-            print(p.format())
-        if not problems:
-            print(f"{len(args.files)} file(s) valid")
-    return 1 if any(p.severity == "error" for p in problems) else 0
+            print(p.format() + ("" if p.severity == "error" else f" [{p.severity}]"))
+        if not errors:
+            print(f"{len(args.files)} file(s) valid"
+                  + (f" ({warnings} warning(s))" if warnings else ""))
+    if errors:
+        print(f"irtool validate: {errors} error(s), {warnings} warning(s) in "
+              f"{len(args.files)} file(s)", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Model
 from .plan import Plan, RunOptions, compile_graph
 
@@ -21,7 +21,11 @@ class Executor:
     def __init__(self, model: Model, *, max_iterations: int | None = None) -> None:
         self.model = model
         self.options = RunOptions(max_iterations=max_iterations)
-        self.plan: Plan = compile_graph(model.graph, "", self.options)
+        try:
+            self.plan: Plan = compile_graph(model.graph, "", self.options)
+        except IRToolError as err:
+            self._locate(err)
+            raise
 
     @property
     def input_names(self) -> list[str]:
@@ -73,5 +77,15 @@ class Executor:
 
     def run(self, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
         """Outputs by tensor name for ``inputs`` given by name or by position."""
-        outs = self.run_plan(self.plan, self._ordered_inputs(inputs))
+        try:
+            outs = self.run_plan(self.plan, self._ordered_inputs(inputs))
+        except IRToolError as err:
+            self._locate(err)
+            raise
         return dict(zip(self.plan.output_names, outs))
+
+    def _locate(self, err: IRToolError) -> None:
+        """Make ``err`` name the model file when it names no file yet."""
+        if err.file is None and self.model.path:
+            err.file = self.model.path
+            err.args = (err.format(),)

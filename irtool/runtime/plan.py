@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import make_op
+from .fastpath import specialise
 
 Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 
@@ -49,31 +50,92 @@ class Plan:
     output_names: list[str] = field(default_factory=list)
     scope: str = ""
 
+    def __post_init__(self) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Regenerate ``execute``; needed after changing ``steps``."""
+        # The generated function replaces the method on the instance: loop bodies call
+        # ``execute`` once per iteration, so even one wrapper call is worth saving.
+        self.execute = _generate(self)  # type: ignore[method-assign]
+
     def execute(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Run the plan on one value per Parameter (in ``parameters`` order)."""
-        slots: list = [None] * self.num_slots
-        for slot, value in self.constants.items():
-            slots[slot] = value
-        for slot, value in zip(self.input_slots, inputs):
-            slots[slot] = value
-        for step in self.steps:
-            try:
-                outs = step.kernel([slots[i] for i in step.inputs])
-            except ExecutionError:
-                raise
-            except Exception as err:  # a kernel failure becomes an error naming the layer
-                raise ExecutionError(
-                    f"{type(err).__name__}: {err}",
-                    layer=_describe(step.layer, self.scope),
-                ) from err
-            for slot, value in zip(step.outputs, outs):
-                slots[slot] = value
-        return [slots[i] for i in self.output_slots]
+        """Run the plan on one value per Parameter (in ``parameters`` order).
+
+        A kernel failure becomes an ``ExecutionError`` naming the layer. (Replaced per
+        instance by the generated code; this body is never reached.)
+        """
+        raise NotImplementedError  # pragma: no cover - see refresh()
+
+    def _failure(self, index: int, inputs: Sequence[np.ndarray], err: Exception) -> IRToolError:
+        """The error to raise when step ``index`` (-1: binding the inputs) failed."""
+        if index < 0:
+            return ExecutionError(f"the plan takes {len(self.input_slots)} inputs, got "
+                                  f"{len(inputs)}", layer=self.scope or None)
+        return ExecutionError(f"{type(err).__name__}: {err}",
+                              layer=describe_layer(self.steps[index].layer, self.scope))
 
 
-def _describe(layer: Layer, scope: str) -> str:
-    where = f"{scope}/{layer.id}" if scope else str(layer.id)
-    return f'{where} "{layer.name}" ({layer.type}-{layer.version})'
+def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """Straight-line Python for ``plan``: one line per step, values in local variables.
+
+    This is the "no per-step cost" part of compile-once-run-many: no loop over
+    steps, no slot list, no tuple unpacking; kernels and constants are closure
+    variables. The source holds only generated identifiers and integers (no names
+    from the IR), and ``n`` tracks the running step so a failure names its layer.
+    """
+    free: dict[str, object] = {}
+
+    def name(slot: int) -> str:
+        return f"c{slot}" if slot in plan.constants else f"v{slot}"
+
+    for slot, value in plan.constants.items():
+        free[f"c{slot}"] = value
+    body = ["n = -1"]
+    if plan.input_slots:
+        body.append(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs")
+    elif True:
+        body.append("if len(inputs): raise ValueError")
+    for index, step in enumerate(plan.steps):
+        free[f"k{index}"] = step.kernel
+        args = ", ".join(name(i) for i in step.inputs)
+        call = f"k{index}([{args}])"
+        body.append(f"n = {index}")
+        if len(step.outputs) == 1:
+            body.append(f"v{step.outputs[0]} = {call}[0]")
+        elif step.outputs:
+            body.append(f"r = {call}")
+            body.extend(f"v{slot} = r[{k}]" for k, slot in enumerate(step.outputs))
+        else:
+            body.append(call)
+    outputs = ", ".join(name(i) for i in plan.output_slots)
+    free["IRToolError"] = IRToolError
+    free["failure"] = plan._failure
+    source = "\n".join([
+        f"def make({', '.join(free)}):",
+        "    def run(inputs):",
+        "        try:",
+        *(f"            {line}" for line in body),
+        "        except IRToolError:",
+        "            raise",
+        "        except Exception as err:",
+        "            raise failure(n, inputs, err) from err",
+        f"        return [{outputs}]",
+        "    return run",
+    ])
+    namespace: dict[str, object] = {}
+    exec(compile(source, f"<plan {plan.scope or 'top'}>", "exec"), namespace)
+    return namespace["make"](**free)  # type: ignore[operator]
+
+
+def layer_path(layer: Layer, scope: str) -> str:
+    """``<scope>/<id>``: where a layer sits, bodies included (``"3/body/7"``)."""
+    return f"{scope}/{layer.id}" if scope else str(layer.id)
+
+
+def describe_layer(layer: Layer, scope: str) -> str:
+    """How errors name a layer: path, name and ``type-version``."""
+    return f'{layer_path(layer, scope)} "{layer.name}" ({layer.type}-{layer.version})'
 
 
 @dataclass(frozen=True)
@@ -111,7 +173,7 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
             src = graph.source(layer.id, port.id)
             if src is None or src not in slot_of:
                 raise ExecutionError(f"input port {port.id} is not connected",
-                                     layer=_describe(layer, scope))
+                                     layer=describe_layer(layer, scope))
             slots.append(slot_of[src])
         return tuple(slots)
 
@@ -127,12 +189,13 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
             try:
                 value = layer.const_value()
             except ValueError as err:
-                raise ExecutionError(str(err), layer=_describe(layer, scope)) from None
+                raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
             constants[new_slot(layer.id, layer.outputs[0].id)] = value
             continue
         ins = input_slots(layer)
         outs = tuple(new_slot(layer.id, p.id) for p in layer.outputs)
-        steps.append(Step(layer, _kernel(layer, scope, options), ins, outs))
+        consts = [constants.get(slot) for slot in ins]
+        steps.append(Step(layer, _kernel(layer, scope, options, consts), ins, outs))
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id if p.outputs else 0)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
@@ -146,7 +209,8 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
                 output_slot_list, input_names, output_names, scope)
 
 
-def _kernel(layer: Layer, scope: str, options: RunOptions) -> Kernel:
+def _kernel(layer: Layer, scope: str, options: RunOptions,
+            consts: list[np.ndarray | None]) -> Kernel:
     compiler = CONTROL_FLOW.get(layer.type)
     if compiler is not None:
         return compiler(layer, scope, options)
@@ -154,7 +218,7 @@ def _kernel(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         op = make_op(layer.type, layer.version, layer.attrs)
     except KeyError:
         raise ExecutionError(f"operation {layer.type}-{layer.version} is not supported by the "
-                             "irtool runtime", layer=_describe(layer, scope)) from None
+                             "irtool runtime", layer=describe_layer(layer, scope)) from None
     except ValueError as err:
-        raise ExecutionError(str(err), layer=_describe(layer, scope)) from None
-    return op.compute
+        raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
+    return specialise(layer.type, op, consts)

@@ -1,0 +1,138 @@
+"""Run an IR on OpenVINO's CPU runtime, fed and read by tensor name.
+
+The in-memory ``Model`` is written to a temporary folder first, so OpenVINO
+reads exactly the files irtool would save. Inference runs in f32
+(``INFERENCE_PRECISION_HINT``): some CPUs would otherwise use bf16 for matmuls,
+which is not what a cross-check wants to compare.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendError, IRToolError
+from ..ir import Model, read_model, write_model
+
+PathLike = str | os.PathLike
+
+# OpenVINO wraps its messages in lines saying where they were thrown from.
+_BOILERPLATE = re.compile(r"^(Exception from \S+|Check '.*' failed at \S+|\[ ?\w+ ?\]\s*$)")
+
+
+def one_line(err: BaseException) -> str:
+    """The informative line of an OpenVINO exception message."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not _BOILERPLATE.match(ln)]
+    text = (useful or lines or [type(err).__name__])[0]
+    return text.rstrip(":")
+
+
+def _irtool_output_names(model: Model | None) -> list[str]:
+    return model.output_names() if model is not None else []
+
+
+def run_ir(model_or_path: Model | PathLike,
+           inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
+    """Outputs of the IR for ``inputs`` (by tensor name, or in the model's input order).
+
+    A path may also name any other model file OpenVINO reads (``.onnx``).
+
+    Output keys are the names irtool uses (the first name of the port feeding each
+    Result) when OpenVINO knows that name, else OpenVINO's ``any_name``. Any
+    OpenVINO failure becomes a one-line ``BackendError``.
+    """
+    try:
+        import openvino as ov
+    except ImportError as err:  # pragma: no cover - openvino is a dependency
+        raise BackendError(f"openvino is not installed: {err}") from None
+
+    with tempfile.TemporaryDirectory(prefix="irtool-ov-") as tmp:
+        if isinstance(model_or_path, Model):
+            model: Model | None = model_or_path
+            xml = Path(tmp) / "model.xml"
+            write_model(model_or_path, xml)
+        else:
+            xml = Path(model_or_path)
+            if not xml.is_file():
+                raise BackendError("no such IR file", file=str(xml))
+            model = None  # OpenVINO also reads files irtool does not (ONNX); it names those
+            if xml.suffix.lower() == ".xml":
+                with contextlib.suppress(IRToolError):
+                    model = read_model(xml)
+        where = str(xml) if not isinstance(model_or_path, Model) else None
+        core = ov.Core()
+        try:
+            compiled = core.compile_model(core.read_model(str(xml)), "CPU",
+                                          {"INFERENCE_PRECISION_HINT": "f32"})
+        except Exception as err:
+            raise BackendError(f"OpenVINO cannot compile the model: {one_line(err)}",
+                               file=where) from None
+        feed = _feed(compiled, inputs, where)
+        try:
+            result = compiled(feed)
+        except Exception as err:
+            raise BackendError(f"OpenVINO inference failed: {one_line(err)}", file=where) from None
+    ours = _irtool_output_names(model)
+    outputs: dict[str, np.ndarray] = {}
+    for pos, port in enumerate(compiled.outputs):
+        names = port.get_names()
+        if pos < len(ours) and (ours[pos] in names or not names):
+            key = ours[pos]
+        elif names:
+            key = port.get_any_name()
+        else:
+            key = f"output{pos}"
+        outputs[key] = np.array(result[port])
+    return outputs
+
+
+def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
+          where: str | None) -> dict[Any, np.ndarray]:
+    ports = list(compiled.inputs)
+    if not isinstance(inputs, Mapping):
+        values = list(inputs)
+        if len(values) != len(ports):
+            raise BackendError(f"{len(values)} inputs given, the model takes {len(ports)}",
+                               file=where)
+        return {port: _checked(port, np.asarray(v), _name(port), where)
+                for port, v in zip(ports, values)}
+    feed: dict[Any, np.ndarray] = {}
+    used: set[str] = set()
+    for port in ports:
+        names = port.get_names()
+        name = next((n for n in inputs if n in names), None)
+        if name is None:
+            wanted = port.get_any_name() if names else str(port)
+            raise BackendError(f"missing input {wanted!r}; the model takes "
+                               f"{', '.join(_name(p) for p in ports)}", file=where)
+        used.add(name)
+        feed[port] = _checked(port, np.asarray(inputs[name]), name, where)
+    unknown = [k for k in inputs if k not in used]
+    if unknown:
+        raise BackendError(f"unknown input(s) {', '.join(map(str, unknown))}; the model takes "
+                           f"{', '.join(_name(p) for p in ports)}", file=where)
+    return feed
+
+
+def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> np.ndarray:
+    """``value`` if its dtype is the port's; OpenVINO would silently convert it."""
+    et = port.get_element_type()
+    if et.is_dynamic():
+        return value
+    want = np.dtype(et.to_dtype())
+    if value.dtype != want and not (et.get_type_name() == "string" and value.dtype.kind in "USO"):
+        raise BackendError(f"input {name!r} has dtype {value.dtype}, the model wants "
+                           f"{et.get_type_name()} ({want})", file=where)
+    return value
+
+
+def _name(port: Any) -> str:
+    return port.get_any_name() if port.get_names() else "<unnamed>"

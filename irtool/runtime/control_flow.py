@@ -1,0 +1,571 @@
+"""Loop-5, TensorIterator-1 and If-8 kernels.
+
+Bodies are compiled once into sub-``Plan``s when the outer plan is compiled.
+Compilation also turns the ``port_map`` and ``back_edges`` into index lists
+(which body Parameter takes which outer input, back-edge value, slice or the
+iteration number; which body Result feeds which output), so an iteration is a
+call of the body plan plus a few list assignments: no graph work.
+
+Semantics follow the OpenVINO specs (``Loop-5``, ``TensorIterator-1``, ``If-8``)
+and, where the specs are silent, OpenVINO's own implementations:
+
+* Trip count ``< 0`` means unbounded; the loop then runs while the execution
+  condition holds (``for (i = 0; i != trip && cond; ++i)``).
+* Zero iterations: an output without ``axis`` whose body Result is carried by a
+  back edge (or is a body Parameter) returns the initial value; a concatenated
+  output has length 0 along its axis and the other dims of the body Result's
+  declared shape.
+* Sliced inputs: ``start``/``end`` count as in OpenVINO's CPU plugin: a negative
+  bound ``b`` means ``D + 1 + b`` (so ``-1`` is the end of the axis of length
+  ``D``); the range is ``[start, end)`` for ``stride > 0`` and ``[end, start)``
+  walked downwards for ``stride < 0``. Each part is ``part_size`` wide and the
+  walk moves ``|stride|`` per iteration. Outputs with ``axis`` concatenate the
+  per-iteration values, in reverse order when their ``stride`` is negative.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ExecutionError
+from ..ir.graph import Graph, Layer, PortMapEntry
+from ..ir.types import ElementType
+from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, describe_layer, layer_path
+
+UNBOUNDED_LOOP_CAP = 1_000_000
+"""Iterations a loop with an unbounded trip count may run when no cap is given."""
+
+_INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+# ---------------------------------------------------------------------------
+# Compile-time descriptions
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """Outer input ``outer`` cut along ``axis`` into parts for body Parameter ``param``."""
+
+    param: int
+    outer: int
+    axis: int
+    start: int
+    end: int
+    stride: int
+    part_size: int
+    port_id: int
+
+
+@dataclass(frozen=True)
+class _Concat:
+    """An output concatenating body Result ``result`` over iterations along ``axis``."""
+
+    output: int
+    result: int
+    axis: int
+    reverse: bool
+    empty_dims: tuple[int, ...] | None  # declared dims (axis -> 0) for zero iterations
+    empty_dtype: np.dtype | None
+    why_no_empty: str
+
+
+@dataclass
+class _ZeroIteration:
+    """Where an output without ``axis`` comes from when the body never ran."""
+
+    outer: int | None = None  # take this outer input
+    value: np.ndarray | None = None  # or this fixed value
+    error: str | None = None
+
+
+@dataclass
+class _Iteration:
+    """Everything an iterating kernel needs, as index lists over the body plan."""
+
+    body: Plan
+    fixed: list[tuple[int, int]] = field(default_factory=list)  # (param, outer input)
+    slices: list[_Slice] = field(default_factory=list)
+    back: list[tuple[int, int]] = field(default_factory=list)  # (param, result)
+    current: int | None = None  # param taking the iteration number
+    current_dtype: np.dtype = field(default_factory=lambda: np.dtype(np.int64))
+    current_shape: tuple[int, ...] = ()
+    current_fed_back: bool = False  # a back edge drives it instead of the counter
+    condition: int | None = None  # result holding the continue condition
+    last: list[tuple[int, int]] = field(default_factory=list)  # (output, result)
+    concat: list[_Concat] = field(default_factory=list)
+    zero: dict[int, _ZeroIteration] = field(default_factory=dict)  # output -> source
+    num_outputs: int = 0
+
+
+def _fail(layer: Layer, scope: str, message: str, line: int | None = None) -> ExecutionError:
+    return ExecutionError(message, layer=describe_layer(layer, scope), line=line)
+
+
+def _compile_body(layer: Layer, scope: str, options: RunOptions, name: str) -> tuple[Graph, Plan]:
+    body = layer.bodies.get(name)
+    if body is None:
+        raise _fail(layer, scope, f"has no {name}")
+    return body, compile_graph(body, f"{layer_path(layer, scope)}/{name}", options)
+
+
+def _dtype(et: ElementType | None) -> np.dtype | None:
+    return None if et is None or et.kind == "dynamic" else et.dtype
+
+
+def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iteration:
+    """Resolve a Loop/TensorIterator ``port_map`` and ``back_edges`` to index lists."""
+    graph, plan = _compile_body(layer, scope, options, "body")
+    it = _Iteration(body=plan, num_outputs=len(layer.outputs))
+    params = {p.id: i for i, p in enumerate(plan.parameters)}
+    results = {r.id: i for i, r in enumerate(plan.results)}
+    fed: set[int] = set()
+
+    def outer_input(entry: PortMapEntry) -> int:
+        index = layer.input_index(entry.external_port_id)
+        if index is None:
+            raise _fail(layer, scope, f"port_map input names port {entry.external_port_id}, "
+                        "which is not an input port of the layer", entry.line)
+        return index
+
+    for entry in layer.port_maps.get("port_map", []):
+        if entry.kind == "input":
+            if entry.internal_layer_id not in params:
+                raise _fail(layer, scope, f"port_map input names body layer "
+                            f"{entry.internal_layer_id}, which is not a body Parameter", entry.line)
+            param = params[entry.internal_layer_id]
+            fed.add(param)
+            if entry.purpose == "current_iteration" or entry.external_port_id < 0:
+                if entry.purpose != "current_iteration":
+                    raise _fail(layer, scope, f"port_map input for body Parameter "
+                                f"{entry.internal_layer_id} has external_port_id "
+                                f"{entry.external_port_id} and no purpose", entry.line)
+                it.current = param
+                pl = plan.parameters[param]
+                dtype = _dtype(pl.element_type) or np.dtype(np.int64)
+                if dtype not in _INT_DTYPES:
+                    raise _fail(layer, scope, f"current_iteration Parameter "
+                                f"{entry.internal_layer_id} has element type {dtype}; "
+                                "i32 or i64 expected", entry.line)
+                shape = pl.shape
+                # OpenVINO's reference makes a dynamic current_iteration a [1] tensor.
+                it.current_dtype = dtype
+                it.current_shape = shape if shape in ((), (1,)) else (1,)
+            elif entry.axis is not None:
+                it.slices.append(_Slice(
+                    param, outer_input(entry), entry.axis,
+                    0 if entry.start is None else entry.start,
+                    -1 if entry.end is None else entry.end,
+                    1 if entry.stride is None else entry.stride,
+                    1 if entry.part_size is None else entry.part_size,
+                    entry.external_port_id))
+                if it.slices[-1].stride == 0 or it.slices[-1].part_size <= 0:
+                    raise _fail(layer, scope, f"sliced input on port {entry.external_port_id} "
+                                "needs a non-zero stride and a positive part_size", entry.line)
+            else:
+                it.fixed.append((param, outer_input(entry)))
+        else:
+            if entry.internal_layer_id not in results:
+                raise _fail(layer, scope, f"port_map output names body layer "
+                            f"{entry.internal_layer_id}, which is not a body Result", entry.line)
+            result = results[entry.internal_layer_id]
+            if entry.purpose == "execution_condition":
+                it.condition = result
+            if entry.external_port_id < 0:
+                continue
+            out = layer.output_index(entry.external_port_id)
+            if out is None:
+                raise _fail(layer, scope, f"port_map output names port {entry.external_port_id}, "
+                            "which is not an output port of the layer", entry.line)
+            if entry.axis is not None:
+                it.concat.append(_concat_spec(layer, graph, plan, entry, out, result))
+            else:
+                it.last.append((out, result))
+
+    for edge in layer.back_edges:
+        if edge.from_layer not in results or edge.to_layer not in params:
+            raise _fail(layer, scope, f"back edge {edge.from_layer} -> {edge.to_layer} must join "
+                        "a body Result to a body Parameter", edge.line)
+        param = params[edge.to_layer]
+        it.back.append((param, results[edge.from_layer]))
+        if param == it.current:
+            it.current_fed_back = True
+
+    for i, p in enumerate(plan.parameters):
+        if i not in fed:
+            raise _fail(layer, scope, f"body Parameter {p.id} \"{p.name}\" has no port_map input")
+    mapped = {o for o, _ in it.last} | {c.output for c in it.concat}
+    missing = [p.id for i, p in enumerate(layer.outputs) if i not in mapped]
+    if missing:
+        raise _fail(layer, scope, f"output port(s) {', '.join(map(str, missing))} have no "
+                    "port_map output")
+    it.zero = {out: _zero_source(layer, graph, plan, it, result) for out, result in it.last}
+    return it
+
+
+def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, out: int,
+                 result: int) -> _Concat:
+    """A concatenated output, with what a zero-iteration run returns for it."""
+    res_layer = plan.results[result]
+    declared = res_layer.inputs[0].dims if res_layer.inputs else None
+    outer = layer.outputs[out]
+    axis = entry.axis if entry.axis is not None else 0
+    dims: tuple[int, ...] | None = None
+    why = ""
+    # Body Result dims first; the layer's own output dims fill what they leave unknown.
+    for candidate in (declared, outer.dims):
+        if candidate is None:
+            continue
+        shape = list(candidate) or [1]  # scalar slices stack into a vector
+        rank = len(shape)
+        ax = axis + rank if axis < 0 else axis
+        if not 0 <= ax < rank:
+            why = f"axis {axis} is out of range for rank {rank}"
+            continue
+        shape[ax] = 0
+        if all(d >= 0 for d in shape):
+            dims = tuple(shape)
+            break
+        why = f"the body Result's shape {list(candidate)} is not static"
+    if dims is None and not why:
+        why = "the body Result's shape is unknown"
+    et = (res_layer.inputs[0].precision if res_layer.inputs else None) or outer.precision
+    dtype = _dtype(et)
+    if dims is not None and dtype is None:
+        dims, why = None, "the body Result's element type is unknown"
+    return _Concat(out, result, axis, (entry.stride or 1) < 0, dims, dtype, why)
+
+
+def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: _Iteration,
+                 result: int) -> _ZeroIteration:
+    """The value of an output without ``axis`` when the loop body never runs."""
+    param_of = {r: p for p, r in it.back}
+    param = param_of.get(result)
+    if param is None:
+        # A Result fed straight by a body Parameter passes that Parameter's value on.
+        res_layer = plan.results[result]
+        src = graph.source(res_layer.id, res_layer.inputs[0].id) if res_layer.inputs else None
+        if src is not None and graph.layer(src[0]).type == "Parameter":
+            ids = [p.id for p in plan.parameters]
+            param = ids.index(src[0]) if src[0] in ids else None
+    if param is not None:
+        for p, o in it.fixed:
+            if p == param:
+                return _ZeroIteration(outer=o)
+        if param == it.current:
+            return _ZeroIteration(value=np.zeros(it.current_shape, it.current_dtype))
+    # Not a carried value: like OpenVINO, an empty tensor of the declared type and shape
+    # (unknown dims become 0).
+    res_layer = plan.results[result]
+    port = res_layer.inputs[0] if res_layer.inputs else None
+    dims = port.dims if port is not None else None
+    dtype = _dtype(port.precision if port is not None else None)
+    if dims is None or dtype is None:
+        return _ZeroIteration(error="the loop ran zero iterations and the body Result "
+                              "is not a carried value and has no declared type and shape")
+    return _ZeroIteration(value=np.zeros(tuple(max(d, 0) for d in dims), dtype))
+
+
+# ---------------------------------------------------------------------------
+# Run time
+
+
+def _scalar(value: np.ndarray, what: str, kinds: str, layer: Layer, scope: str) -> int | bool:
+    """The single element of a scalar or 1-element tensor of a dtype kind in ``kinds``."""
+    arr = np.asarray(value)
+    if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in kinds:
+        want = "boolean" if kinds == "b" else "i32 or i64"
+        raise _fail(layer, scope, f"{what} must be a scalar or 1-element {want} tensor, got "
+                    f"{arr.dtype}{list(arr.shape)}")
+    item = arr.reshape(()).item()
+    return bool(item) if kinds == "b" else int(item)
+
+
+def _slicer(spec: _Slice, value: np.ndarray, layer: Layer, scope: str
+            ) -> tuple[int, Callable[[int], np.ndarray]]:
+    """How many parts ``value`` yields under ``spec``, and a function giving part ``i``."""
+    arr = np.asarray(value)
+    axis = spec.axis + arr.ndim if spec.axis < 0 else spec.axis
+    if not 0 <= axis < arr.ndim:
+        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: axis {spec.axis} is out "
+                    f"of range for shape {list(arr.shape)}")
+    dim = arr.shape[axis]
+    start = spec.start + dim + 1 if spec.start < 0 else spec.start
+    end = spec.end + dim + 1 if spec.end < 0 else spec.end
+    lo, hi = (start, end) if spec.stride > 0 else (end, start)
+    if lo < 0 or hi > dim or lo > hi:
+        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: start={spec.start} "
+                    f"end={spec.end} stride={spec.stride} do not fit axis {spec.axis} of "
+                    f"length {dim}")
+    step, part = abs(spec.stride), spec.part_size
+    length = hi - lo
+    count = 0 if length < part else (length - part) // step + 1
+    if length >= part and (length - part) % step:
+        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: the range of length "
+                    f"{length} does not split into parts of {part} every {step}")
+    lead = (slice(None),) * axis
+    if spec.stride > 0:
+        def part_at(i: int) -> np.ndarray:
+            b = lo + i * step
+            return arr[(*lead, slice(b, b + part))]
+    else:
+        def part_at(i: int) -> np.ndarray:
+            b = hi - part - i * step
+            return arr[(*lead, slice(b, b + part))]
+    return count, part_at
+
+
+_BLOCK = 4096
+_FIRST_BLOCKS: dict[np.dtype, np.ndarray] = {}
+
+
+def _counter_block(start: int, dtype: np.dtype) -> np.ndarray:
+    """Iteration numbers ``start .. start + _BLOCK - 1``, read-only (the first block is
+    shared by every loop of that dtype)."""
+    if start == 0 and dtype in _FIRST_BLOCKS:
+        return _FIRST_BLOCKS[dtype]
+    block = np.arange(start, start + _BLOCK, dtype=dtype)
+    block.flags.writeable = False
+    if start == 0:
+        _FIRST_BLOCKS[dtype] = block
+    return block
+
+
+def _concatenate(values: list[np.ndarray], spec: _Concat, layer: Layer,
+                 scope: str) -> np.ndarray:
+    if spec.reverse:
+        values = values[::-1]
+    first = np.asarray(values[0])
+    if first.ndim == 0:
+        if spec.axis not in (0, -1):
+            raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: scalar "
+                        f"slices concatenate along axis 0 only, not {spec.axis}")
+        return np.stack(values)
+    axis = spec.axis + first.ndim if spec.axis < 0 else spec.axis
+    try:
+        return np.concatenate(values, axis=axis)
+    except ValueError as err:  # numpy's AxisError is a ValueError too
+        raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: cannot "
+                    f"concatenate the iterations' values along axis {spec.axis}: {err}") from None
+
+
+def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip: int | None,
+         cond: bool, cap: int | None, cap_note: str) -> list[np.ndarray]:
+    """Iterate ``it.body`` while ``i < trip`` (``None``: unbounded) and ``cond`` holds."""
+    body_in: list = [None] * len(it.body.parameters)
+    for p, o in it.fixed:
+        body_in[p] = outer[o]
+    slicers = []
+    available: int | None = None
+    for spec in it.slices:
+        count, part_at = _slicer(spec, outer[spec.outer], layer, scope)
+        slicers.append((spec.param, part_at))
+        available = count if available is None else min(available, count)
+    current, dtype, shape = it.current, it.current_dtype, it.current_shape
+    count_current = current is not None and not it.current_fed_back
+    scalar_counter = shape == ()
+    block_start, block = 0, _counter_block(0, dtype)
+    if current is not None and body_in[current] is None:
+        body_in[current] = np.zeros(shape, dtype)
+    bound = trip if trip is not None else sys.maxsize
+    capped = cap is not None and cap < bound
+    if capped and trip is not None and it.condition is None:
+        raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]  # a plain for loop
+    end = cap if capped else bound
+    collected: list[list[np.ndarray]] = [[] for _ in it.concat]
+    scans = list(zip(collected, [c.result for c in it.concat]))
+    back, condition, execute = it.back, it.condition, it.body.execute
+    outs: list[np.ndarray] = []
+    i = 0
+    try:
+        while cond and i < end:  # type: ignore[operator]
+            if slicers:
+                if i >= available:  # type: ignore[operator]
+                    raise _fail(layer, scope, f"iteration {i} needs part {i} of the sliced "
+                                f"inputs, which have only {available} parts")
+                for p, part_at in slicers:
+                    body_in[p] = part_at(i)
+            if count_current and i:
+                k = i - block_start
+                if k >= _BLOCK:
+                    block_start, k = i, 0
+                    block = _counter_block(i, dtype)
+                # Read-only views of a counter block: far cheaper than a new array each time.
+                body_in[current] = block[k, ...] if scalar_counter else block[k:k + 1]
+            outs = execute(body_in)
+            for values, r in scans:
+                values.append(outs[r])
+            if condition is not None:
+                c = outs[condition]
+                if c.__class__ is np.ndarray and c.dtype == np.bool_ and c.size == 1 \
+                        and c.ndim < 2:
+                    cond = bool(c)
+                else:
+                    cond = _scalar(c, "the body's execution condition", "b", layer, scope)
+            for p, r in back:
+                body_in[p] = outs[r]
+            i += 1
+    except ExecutionError as err:
+        _annotate(err, f"iteration {i} of {layer_path(layer, scope)}")
+        raise
+    if capped and cond and i == cap:  # it would run another iteration
+        raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]
+    result: list = [None] * it.num_outputs
+    for o, r in it.last:
+        if i:
+            result[o] = outs[r]
+            continue
+        zero = it.zero[o]
+        if zero.error is not None:
+            raise _fail(layer, scope, f"output port {layer.outputs[o].id}: {zero.error}")
+        # Copies, as OpenVINO's are: callers may write to outputs without touching the
+        # inputs or the value kept here for the next run.
+        source = outer[zero.outer] if zero.outer is not None else zero.value
+        result[o] = np.array(source, copy=True)
+    for spec, values in zip(it.concat, collected):
+        if values:
+            result[spec.output] = _concatenate(values, spec, layer, scope)
+        elif spec.empty_dims is None:
+            raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
+                        f"zero iterations and the empty concatenation has no known shape: "
+                        f"{spec.why_no_empty}")
+        else:
+            result[spec.output] = np.zeros(spec.empty_dims, spec.empty_dtype)
+    return result
+
+
+def _annotate(err: ExecutionError, where: str) -> None:
+    """Add the loop iteration an error happened in, innermost first: ``(at iteration 2 of
+    3/body/5; iteration 0 of 3)``."""
+    if err.message.endswith(")") and " (at iteration " in err.message:
+        err.message = f"{err.message[:-1]}; {where})"
+    else:
+        err.message = f"{err.message} (at {where})"
+    err.args = (err.format(),)
+
+
+def _limit(layer: Layer, scope: str, cap: int, note: str) -> ExecutionError:
+    return _fail(layer, scope, f"loop stopped: it would run more than {cap} iterations "
+                 f"({note})")
+
+
+def _cap(options: RunOptions, unbounded: bool) -> tuple[int | None, str]:
+    if options.max_iterations is not None:
+        return options.max_iterations, f"max_iterations={options.max_iterations}"
+    if unbounded:
+        return UNBOUNDED_LOOP_CAP, (f"the trip count is unbounded and no max_iterations was "
+                                    f"given; the default cap is {UNBOUNDED_LOOP_CAP}")
+    return None, ""
+
+
+# ---------------------------------------------------------------------------
+# The three operations
+
+
+def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
+    """Loop-5: trip count (input 0), execution condition (input 1), then the port_map."""
+    if len(layer.inputs) < 2:
+        raise _fail(layer, scope, "Loop needs the trip count and execution condition inputs")
+    it = _compile_iteration(layer, scope, options)
+    # Without a condition Result OpenVINO keeps going; a constant true one needs no check.
+    if it.condition is not None:
+        slot = it.body.output_slots[it.condition]
+        constant = it.body.constants.get(slot)
+        if constant is not None and constant.size == 1 and constant.dtype == np.bool_ \
+                and bool(constant.reshape(())):
+            it.condition = None
+
+    def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        trip = _scalar(inputs[0], "the trip count (input 0)", "iu", layer, scope)
+        cond = _scalar(inputs[1], "the execution condition (input 1)", "b", layer, scope)
+        unbounded = trip < 0  # type: ignore[operator]
+        cap, note = _cap(options, unbounded)
+        return _run(it, layer, scope, inputs, None if unbounded else int(trip), bool(cond), cap,
+                    note)
+
+    return loop
+
+
+def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Kernel:
+    """TensorIterator-1: as many iterations as the sliced inputs have parts."""
+    it = _compile_iteration(layer, scope, options)
+    if it.current is not None:
+        raise _fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
+    it.condition = None
+
+    def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        counts = {_slicer(s, inputs[s.outer], layer, scope)[0] for s in it.slices}
+        if len(counts) > 1:
+            raise _fail(layer, scope, f"the sliced inputs give different iteration counts: "
+                        f"{sorted(counts)}")
+        trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
+        cap, note = _cap(options, False)
+        return _run(it, layer, scope, inputs, trip, True, cap, note)
+
+    return tensor_iterator
+
+
+def _iterations_from_outputs(it: _Iteration, layer: Layer) -> int:
+    """Without sliced inputs OpenVINO takes the count from a concatenated output's static
+    dim (part_size 1 per iteration), else runs the body once."""
+    for spec in it.concat:
+        dims = layer.outputs[spec.output].dims
+        if dims:
+            axis = spec.axis + len(dims) if spec.axis < 0 else spec.axis
+            if 0 <= axis < len(dims) and dims[axis] >= 0:
+                return dims[axis]
+    return 1
+
+
+def compile_if(layer: Layer, scope: str, options: RunOptions) -> Kernel:
+    """If-8: input 0 picks ``then_body`` (true) or ``else_body``; each has its own port map."""
+    if not layer.inputs:
+        raise _fail(layer, scope, "If needs a condition input")
+    branches = {}
+    for flag, name in ((True, "then"), (False, "else")):
+        _, plan = _compile_body(layer, scope, options, f"{name}_body")
+        params = {p.id: i for i, p in enumerate(plan.parameters)}
+        results = {r.id: i for i, r in enumerate(plan.results)}
+        feeds: list[int | None] = [None] * len(plan.parameters)
+        sources: list[int | None] = [None] * len(layer.outputs)
+        for entry in layer.port_maps.get(f"{name}_port_map", []):
+            if entry.kind == "input":
+                index = layer.input_index(entry.external_port_id)
+                if entry.internal_layer_id not in params or index is None:
+                    raise _fail(layer, scope, f"{name}_port_map input {entry.external_port_id} -> "
+                                f"{entry.internal_layer_id} does not join an input port to a "
+                                f"{name}_body Parameter", entry.line)
+                feeds[params[entry.internal_layer_id]] = index
+            else:
+                index = layer.output_index(entry.external_port_id)
+                if entry.internal_layer_id not in results or index is None:
+                    raise _fail(layer, scope, f"{name}_port_map output {entry.internal_layer_id} "
+                                f"-> {entry.external_port_id} does not join a {name}_body Result "
+                                "to an output port", entry.line)
+                sources[index] = results[entry.internal_layer_id]
+        for i, p in enumerate(plan.parameters):
+            if feeds[i] is None:
+                raise _fail(layer, scope, f"{name}_body Parameter {p.id} \"{p.name}\" has no "
+                            f"{name}_port_map input")
+        for o, port in enumerate(layer.outputs):
+            if sources[o] is None:
+                raise _fail(layer, scope, f"output port {port.id} has no {name}_port_map output")
+        branches[flag] = (plan.execute, feeds, sources)
+
+    def if_kernel(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        cond = _scalar(inputs[0], "the condition (input 0)", "b", layer, scope)
+        execute, feeds, sources = branches[bool(cond)]
+        outs = execute([inputs[i] for i in feeds])  # type: ignore[index]
+        return [outs[r] for r in sources]  # type: ignore[index]
+
+    return if_kernel
+
+
+CONTROL_FLOW.update({
+    "Loop": compile_loop,
+    "TensorIterator": compile_tensor_iterator,
+    "If": compile_if,
+})
