@@ -10,6 +10,10 @@ executor, and cross-check against onnxruntime and OpenVINO::
     report = irtool.check("m.onnx")
 """
 
+# Load the ``irtool.validate`` submodule before binding the function of the same
+# name: importing it later (api.validate does, lazily) would rebind
+# ``irtool.validate`` to the module and break the second call.
+from . import validate as _validate_module  # noqa: F401
 from .api import check, convert, load, run, save, validate
 from .diagnostics import Diagnostic
 from .errors import (

@@ -1,0 +1,6 @@
+"""The validator's rules, one module per family; ``irtool.validate`` is the entry point."""
+
+from .checker import check_graph, validate_file, validate_model
+from .codes import RULES, Rule, severity
+
+__all__ = ["RULES", "Rule", "check_graph", "severity", "validate_file", "validate_model"]

@@ -1,0 +1,84 @@
+"""Drive the rules: a file (parse, XSD, lenient read, semantics) or an in-memory Model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..diagnostics import Diagnostic
+from ..errors import IRParseError
+from ..ir import xml_reader
+from ..ir.graph import Graph, Model
+from .codes import severity
+from .control_flow import check_control_flow
+from .ops import is_known_op
+from .report import Reporter, body_scope, layer_map
+from .structure import check_structure
+from .tensors import check_tensors
+from .xsd import xsd_diagnostics
+
+
+def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
+    """Every rule on ``graph``, then on each nested body with its scope."""
+    layers = layer_map(graph)
+    check_structure(graph, layers, scope, rep)
+    for layer in layers.values():
+        check_tensors(layer, scope, rep)
+        if layer.type and not is_known_op(layer.type, layer.version):
+            rep.add("UNKNOWN_OP", f"operation {layer.type}-{layer.version or '?'} is known "
+                    "neither to irtool nor to OpenVINO's opsets", layer=layer, scope=scope)
+        check_control_flow(graph, layers, layer, scope, rep)
+        for body_name, body in layer.bodies.items():
+            check_graph(body, body_scope(scope, layer, body_name), rep)
+
+
+def validate_model(model: Model, *, file: str | None = None,
+                   earlier: Sequence[Diagnostic] = ()) -> list[Diagnostic]:
+    """Semantic checks of an in-memory model (no XML, no XSD).
+
+    ``earlier``: what reading the file already reported, so that no rule says it twice.
+    """
+    rep = Reporter(file, earlier={(d.scope, d.layer_id, d.code) for d in earlier})
+    check_graph(model.graph, "", rep)
+    return rep.diagnostics
+
+
+def _file_problem(code: str, message: str, file: str, line: int | None = None) -> Diagnostic:
+    return Diagnostic(code, message, file, line, severity=severity(code))
+
+
+def validate_file(path: str | os.PathLike) -> list[Diagnostic]:
+    """Parse safely, check against the XSD, read leniently, run the semantic rules."""
+    file = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return [_file_problem("FILE_UNREADABLE", f"cannot read: {err.strerror or err}", file)]
+    try:
+        xml_reader._reject_dtd(data, file)
+    except IRParseError as err:
+        return [_file_problem("XML_DTD", err.message, file, err.line)]
+    try:
+        root = xml_reader.parse_xml(data, file)
+    except IRParseError as err:
+        return [_file_problem("XML_MALFORMED", err.message, file, err.line)]
+    del data
+    try:
+        version = int(root.get("version", "11"))
+    except ValueError:
+        version = 11
+    diagnostics = xsd_diagnostics(root, file, version if version in (10, 11) else 11)
+    del root
+    problems: list[Diagnostic] = []
+    try:
+        model = xml_reader.read_model(path, problems=problems)
+    except IRParseError as err:  # the .bin cannot be read, or the file changed under us
+        return [*diagnostics, *problems,
+                _file_problem("FILE_UNREADABLE", err.message, file, err.line)]
+    for problem in problems:
+        if problem.severity != severity(problem.code):
+            problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
+        diagnostics.append(problem)
+    diagnostics += validate_model(model, file=file, earlier=problems)
+    return diagnostics

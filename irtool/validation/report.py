@@ -1,0 +1,116 @@
+"""Collecting diagnostics, plus small helpers over layers and ports the rules share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic
+from ..ir.graph import Graph, Layer, Port
+from ..ir.types import ElementType
+from .codes import severity
+
+
+@dataclass
+class Reporter:
+    """Appends ``Diagnostic``s for one file (``file`` None for an in-memory model).
+
+    ``earlier`` holds ``(scope, layer_id, code)`` of what the XML reader already
+    reported; rules that would only restate the reader's finding consult it.
+    """
+
+    file: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    earlier: set[tuple[str, int | None, str]] = field(default_factory=set)
+
+    def reported(self, scope: str, layer: Layer, *codes: str) -> bool:
+        """Whether the reader already reported one of ``codes`` on ``layer``."""
+        return any((scope, layer.id, code) in self.earlier for code in codes)
+
+    def add(self, code: str, message: str, *, layer: Layer | None = None,
+            line: int | None = None, scope: str = "", layer_id: int | None = None) -> None:
+        if line is None and layer is not None:
+            line = layer.line
+        self.diagnostics.append(Diagnostic(
+            code=code,
+            message=message,
+            file=self.file,
+            line=line,
+            layer_id=layer.id if layer is not None else layer_id,
+            layer_name=layer.name if layer is not None else None,
+            scope=scope,
+            severity=severity(code),
+        ))
+
+
+def layer_map(graph: Graph) -> dict[int, Layer]:
+    """Node key -> Layer, skipping nodes networkx made up for edges to missing layers."""
+    return {node: data["layer"] for node, data in graph.nx.nodes(data=True) if "layer" in data}
+
+
+def body_scope(scope: str, layer: Layer, body: str) -> str:
+    """The scope of ``layer``'s body ``body``: ``"3/body"``, ``"3/body/7/then_body"``."""
+    return f"{scope}/{layer.id}/{body}" if scope else f"{layer.id}/{body}"
+
+
+def find_port(ports: list[Port], port_id: int) -> Port | None:
+    return next((p for p in ports if p.id == port_id), None)
+
+
+def known_rank(port: Port | None) -> int | None:
+    """The rank a port certainly has, or None.
+
+    OpenVINO writes no ``<dim>`` both for scalars and for dynamic rank, so an
+    empty dims list proves nothing; only a listed dim fixes the rank.
+    """
+    if port is None or port.dims is None or len(port.dims) == 0:
+        return None
+    return len(port.dims)
+
+
+def precision(port: Port | None) -> ElementType | None:
+    """The port's element type when it is a real one (not missing, not dynamic)."""
+    if port is None or not isinstance(port.precision, ElementType):
+        return None
+    return None if port.precision.kind == "dynamic" else port.precision
+
+
+def one_element(port: Port | None) -> bool:
+    """Whether the port may hold a scalar or a 1-element 1D tensor."""
+    if port is None or port.dims is None:
+        return True
+    dims = port.dims
+    if len(dims) == 0:
+        return True
+    return len(dims) == 1 and dims[0] in (1, -1)
+
+
+def static_dims_differ(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+    """The first axis where both dims are static and different, else None."""
+    for axis, (x, y) in enumerate(zip(a, b)):
+        if x >= 0 and y >= 0 and x != y:
+            return axis
+    return None
+
+
+def fmt_dims(port: Port | None) -> str:
+    if port is None or port.dims is None:
+        return "[?]"
+    return "[" + ",".join(str(d) for d in port.dims) + "]"
+
+
+def producer(graph: Graph, layers: dict[int, Layer], layer: Layer,
+             port_id: int) -> tuple[Layer, Port | None] | None:
+    """The layer (and its output port) that feeds input ``port_id`` of ``layer``."""
+    for u, _, data in graph.nx.in_edges(layer.id, data=True):
+        if data.get("to_port") == port_id and u in layers:
+            src = layers[u]
+            return src, find_port(src.outputs, data.get("from_port"))
+    return None
+
+
+def iter_ports(layer: Layer) -> Iterator[tuple[str, Port]]:
+    for p in layer.inputs:
+        yield "input", p
+    for p in layer.outputs:
+        yield "output", p

@@ -1,0 +1,153 @@
+"""Rules on the shape of one (sub-)graph: ids, edges, ports, cycles, connectivity."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import networkx as nx
+
+from ..ir.graph import Graph, Layer
+from .report import (
+    Reporter,
+    find_port,
+    fmt_dims,
+    known_rank,
+    precision,
+    static_dims_differ,
+)
+
+SOURCE_TYPES = ("Parameter", "Const")
+
+
+def check_structure(graph: Graph, layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
+    """Every structural rule for one graph (not its bodies)."""
+    _check_ids(layers, scope, rep)
+    fed = _check_edges(graph, layers, scope, rep)
+    _check_cycles(graph, layers, scope, rep)
+    _check_boundary_layers(graph, layers, scope, rep)
+    _check_connected(layers, fed, scope, rep)
+
+
+def _check_ids(layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
+    owners: dict[int, Layer] = {}
+    for node, layer in layers.items():
+        if layer.id in owners and owners[layer.id] is not layer:
+            rep.add("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice (also by "
+                    f"{owners[layer.id].name!r})", layer=layer, scope=scope)
+        else:
+            owners[layer.id] = layer
+        if layer.id != node and not (layer.id in layers and layers[layer.id] is not layer):
+            rep.add("LAYER_ID_MISMATCH", f"layer {layer.name!r} has id {layer.id} but is stored "
+                    f"under node {node}", layer=layer, scope=scope)
+        seen: dict[int, str] = {}
+        for kind, ports in (("input", layer.inputs), ("output", layer.outputs)):
+            for port in ports:
+                if port.id in seen:
+                    rep.add("DUPLICATE_PORT_ID", f"port id {port.id} is used by two ports "
+                            f"({seen[port.id]} and {kind})", layer=layer,
+                            line=port.line, scope=scope)
+                seen[port.id] = kind
+
+
+def _check_edges(graph: Graph, layers: dict[int, Layer], scope: str,
+                 rep: Reporter) -> dict[int, set[int]]:
+    """Edge endpoint, producer and agreement rules; returns layer -> input ports fed."""
+    fed: dict[int, set[int]] = defaultdict(set)
+    producers: dict[tuple[int, int], tuple[int, int]] = {}
+    # In file order, so that of two producers the later edge is the one reported.
+    ordered = sorted(graph.nx.edges(data=True),
+                     key=lambda e: (e[2].get("line") is None, e[2].get("line") or 0))
+    for u, v, data in ordered:
+        line = data.get("line")
+        from_port, to_port = data.get("from_port"), data.get("to_port")
+        text = f"edge {u}:{from_port} -> {v}:{to_port}"
+        missing = [n for n in (u, v) if n not in layers]
+        if missing:
+            present = next((layers[n] for n in (v, u) if n in layers), None)
+            rep.add("EDGE_UNKNOWN_LAYER", f"{text} names layer {missing[0]}, which does not "
+                    "exist", layer=present, line=line, scope=scope,
+                    layer_id=None if present else missing[0])
+            continue
+        src, dst = layers[u], layers[v]
+        out_port = find_port(src.outputs, from_port)
+        in_port = find_port(dst.inputs, to_port)
+        if out_port is None:
+            what = "an input port" if find_port(src.inputs, from_port) else "not a port"
+            rep.add("EDGE_UNKNOWN_PORT", f"{text}: port {from_port} of the source is {what}, "
+                    "not an output port", layer=src, line=line, scope=scope)
+        if in_port is None:
+            what = "an output port" if find_port(dst.outputs, to_port) else "not a port"
+            rep.add("EDGE_UNKNOWN_PORT", f"{text}: port {to_port} of the destination is {what}, "
+                    "not an input port", layer=dst, line=line, scope=scope)
+        if in_port is None:
+            continue
+        key = (v, to_port)
+        if key in producers:
+            first = producers[key]
+            rep.add("MULTIPLE_PRODUCERS", f"input port {to_port} is fed by {first[0]}:{first[1]} "
+                    f"and again by {u}:{from_port}", layer=dst, line=line, scope=scope)
+        else:
+            producers[key] = (u, from_port)
+        fed[v].add(to_port)
+        if out_port is None:
+            continue
+        a, b = precision(out_port), precision(in_port)
+        if a is not None and b is not None and a != b:
+            rep.add("EDGE_TYPE_MISMATCH", f"{text} joins {a.name} to {b.name}", layer=dst,
+                    line=line, scope=scope)
+        ra, rb = known_rank(out_port), known_rank(in_port)
+        if ra is not None and rb is not None:
+            axis = static_dims_differ(out_port.dims, in_port.dims) if ra == rb else None
+            if ra != rb or axis is not None:
+                rep.add("EDGE_SHAPE_MISMATCH", f"{text} joins {fmt_dims(out_port)} to "
+                        f"{fmt_dims(in_port)}", layer=dst, line=line, scope=scope)
+    return fed
+
+
+def _check_cycles(graph: Graph, layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
+    sub = graph.nx.subgraph(layers)
+    for component in nx.strongly_connected_components(sub):
+        if len(component) == 1:
+            node = next(iter(component))
+            if not sub.has_edge(node, node):
+                continue
+        first = min(component)
+        try:
+            path = [e[0] for e in nx.find_cycle(sub.subgraph(component), source=first)]
+        except nx.NetworkXNoCycle:  # pragma: no cover - an SCC always has a cycle
+            path = sorted(component)
+        chain = " -> ".join(str(n) for n in [*path, path[0]])
+        rep.add("CYCLE", f"layers form a cycle: {chain}", layer=layers[first], scope=scope)
+
+
+def _check_boundary_layers(graph: Graph, layers: dict[int, Layer], scope: str,
+                           rep: Reporter) -> None:
+    for node, layer in layers.items():
+        if layer.type in SOURCE_TYPES:
+            has_in_edges = any(True for _ in graph.nx.in_edges(node))
+            if layer.inputs or has_in_edges:
+                rep.add("PARAMETER_HAS_INPUT", f"a {layer.type} takes no inputs but has "
+                        f"{len(layer.inputs)} input port(s)"
+                        f"{' and incoming edges' if has_in_edges else ''}", layer=layer,
+                        scope=scope)
+            if len(layer.outputs) != 1:
+                rep.add("PORT_COUNT", f"a {layer.type} has exactly one output port, not "
+                        f"{len(layer.outputs)}", layer=layer, scope=scope)
+        elif layer.type == "Result":
+            if layer.outputs:
+                rep.add("RESULT_HAS_OUTPUT", f"a Result has no outputs but has "
+                        f"{len(layer.outputs)} output port(s)", layer=layer, scope=scope)
+            if len(layer.inputs) != 1:
+                rep.add("PORT_COUNT", f"a Result has exactly one input port, not "
+                        f"{len(layer.inputs)}", layer=layer, scope=scope)
+
+
+def _check_connected(layers: dict[int, Layer], fed: dict[int, set[int]], scope: str,
+                     rep: Reporter) -> None:
+    for node, layer in layers.items():
+        if layer.type in SOURCE_TYPES:
+            continue  # their (forbidden) inputs are PARAMETER_HAS_INPUT
+        for port in layer.inputs:
+            if port.id not in fed.get(node, ()):
+                rep.add("UNCONNECTED_INPUT", f"input port {port.id} has no producer",
+                        layer=layer, line=port.line or layer.line, scope=scope)
