@@ -112,6 +112,43 @@ def loop_if_xml(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "m.xml"
 
 
+def _if_in_if_onnx():  # -> onnx.ModelProto
+    """An If in the then-branch of an If: the same identity constraints nest."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    f32, b = TensorProto.FLOAT, TensorProto.BOOL
+
+    def branch(op: str, out: str, nodes=()):
+        return h.make_graph([*nodes, h.make_node(op, ["x", "x"], [out])], out, [],
+                            [h.make_tensor_value_info(out, f32, [2])])
+
+    inner = h.make_node("If", ["c2"], ["inner_out"], then_branch=branch("Add", "a"),
+                        else_branch=branch("Mul", "m"))
+    then_g = h.make_graph([inner, h.make_node("Sub", ["inner_out", "x"], ["t"])], "then", [],
+                          [h.make_tensor_value_info("t", f32, [2])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c1"], ["y"], then_branch=then_g, else_branch=branch("Div", "d"))],
+        "if_in_if",
+        [h.make_tensor_value_info(n, b, []) for n in ("c1", "c2")]
+        + [h.make_tensor_value_info("x", f32, [2])],
+        [h.make_tensor_value_info("y", f32, [2])],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+
+
+def test_if_inside_if_is_valid(schema11: etree.XMLSchema, tmp_path: Path) -> None:
+    import onnx
+    import openvino as ov
+
+    onnx.save_model(_if_in_if_onnx(), tmp_path / "m.onnx")
+    ov.save_model(ov.Core().read_model(tmp_path / "m.onnx"), tmp_path / "m.xml",
+                  compress_to_fp16=False)
+    doc = etree.parse(str(tmp_path / "m.xml"))
+    assert len(doc.findall(".//then_body//layer[@type='If']")) == 1
+    assert _errors(schema11, doc) == []
+
+
 @pytest.fixture(scope="module")
 def rt_info_xml(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An IR with rt_info on the model (nested, odd keys), a layer and ports."""
