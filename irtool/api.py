@@ -44,11 +44,19 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
     return xml
 
 
-def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True) -> Model:
-    """Convert an ONNX model (a path or a ``ModelProto``) to IR."""
+def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+            base_dir: PathLike | None = None) -> Model:
+    """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
+
+    A path loads its external data itself; for a ``ModelProto`` whose tensors
+    live in external files, ``base_dir`` is the folder they are in.
+    ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in Loop bodies instead of
+    turning it into a sliced Loop input. Raises ``ConversionError`` (naming the
+    ONNX node) or ``UnsupportedOpError`` (listing every unsupported operator).
+    """
     from .onnx import convert_model
 
-    return convert_model(model, slice_inputs=slice_inputs)
+    return convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir)
 
 
 def _as_model(model_or_path: Model | PathLike) -> Model:

@@ -52,13 +52,22 @@ def _onnx_opsets(path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs)
+    """``irtool convert MODEL.onnx [-o OUT.xml]``: writes OUT.xml + OUT.bin, or nothing.
+
+    ``--opset`` also prints the ONNX opsets the model imports and the IR operation
+    versions the conversion used (nested bodies included).
+    """
     out = args.output or str(Path(args.model).with_suffix(".xml"))
+    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
-    msg = f"wrote {out} and {Path(out).with_suffix('.bin')}"
+    print(f"wrote {out} and {Path(out).with_suffix('.bin')}")
     if args.opset:
-        msg += f" (ONNX opsets: {_onnx_opsets(args.model)})"
-    print(msg)
+        from collections import Counter
+
+        used = Counter(f"{layer.type}-{layer.version}" for _, layer in model.graph.walk()
+                       if layer.type not in ("Parameter", "Result", "Const"))
+        print(f"ONNX opsets: {_onnx_opsets(args.model)}")
+        print("IR operations: " + ", ".join(f"{op} x{n}" for op, n in sorted(used.items())))
     return 0
 
 

@@ -1,0 +1,448 @@
+"""ONNX model -> irtool ``Model`` (IR v11): loading, checks, graph translation, outputs.
+
+The ``Converter`` does the work that is not one operator's business:
+
+* loads the model (external data included) and inlines model-local functions;
+* rejects graph inputs/outputs that are not tensors, lowers sequences built in
+  loops to tensors (``sequences``), and lists every operator without a
+  translator in one ``UnsupportedOpError`` before translating anything;
+* runs ONNX shape inference (``data_prop=True``) so translators can keep every
+  static dimension ONNX knows, inside bodies too;
+* translates graphs node by node in dependency order through the translator
+  registry (``context.onnx_op``); control-flow translators call back into
+  ``translate_graph`` for their bodies;
+* makes the IR inputs and outputs carry the ONNX graph's names, then prunes dead
+  layers and runs the IR passes (sliced loop inputs).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import onnx
+import onnx.inliner
+from onnx import numpy_helper
+
+from ..errors import ConversionError, IRToolError, UnsupportedOpError
+from ..ir.graph import Model
+from ..opset import TensorInfo
+from ..passes.prune import prune_model
+from .context import (
+    ONNX_TO_ELEMENT_TYPE,
+    GraphBuilder,
+    NodeContext,
+    Scope,
+    Value,
+    find_translator,
+    tensor_info_from_type,
+)
+
+ONNX_DOMAINS = ("", "ai.onnx")
+"""The only operator domains irtool translates."""
+
+PathLike = str | os.PathLike
+
+
+def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+                  base_dir: PathLike | None = None) -> Model:
+    """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
+
+    ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
+    loads its own). ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in loop
+    bodies instead of turning it into a sliced Loop input.
+    """
+    return Converter(model, slice_inputs=slice_inputs, base_dir=base_dir).convert()
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """The graph attributes of ``node`` (``body``, ``then_branch``...), with their names."""
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            yield attr.name, attr.g
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            for g in attr.graphs:
+                yield attr.name, g
+
+
+def walk_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """Every node of ``graph`` and of all graphs nested in it."""
+    for node in graph.node:
+        yield node
+        for _, sub in subgraphs(node):
+            yield from walk_nodes(sub)
+
+
+def defined_names(graph: onnx.GraphProto) -> set[str]:
+    """Names ``graph`` itself defines: inputs, initializers, node outputs."""
+    names = {i.name for i in graph.input}
+    names.update(i.name for i in graph.initializer)
+    names.update(i.values.name for i in graph.sparse_initializer)
+    for node in graph.node:
+        names.update(o for o in node.output if o)
+    return names
+
+
+def outer_names(graph: onnx.GraphProto) -> set[str]:
+    """Names ``graph`` (or a graph nested in it) reads but does not define: its captures."""
+    used: set[str] = set()
+    for node in graph.node:
+        used.update(i for i in node.input if i)
+        for _, sub in subgraphs(node):
+            used.update(outer_names(sub))
+    used.update(o.name for o in graph.output)
+    return used - defined_names(graph)
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    """How errors name a node: its name, else its type and outputs."""
+    return node.name or f"{node.op_type}({', '.join(node.output)})"
+
+
+def value_infos(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
+    """What the graph's declarations and ONNX shape inference say about each tensor."""
+    infos: dict[str, TensorInfo] = {}
+    for vi in [*graph.input, *graph.value_info, *graph.output]:
+        info = tensor_info_from_type(vi.type)
+        if info is not None:
+            infos[vi.name] = refine(infos[vi.name], info) if vi.name in infos else info
+    return infos
+
+
+def refine(known: TensorInfo, hint: TensorInfo | None) -> TensorInfo:
+    """``known`` with its dynamic dimensions filled from ``hint`` where ``hint`` agrees.
+
+    ``hint`` is what ONNX says; where the two disagree (another element type,
+    rank or static size) ``known`` wins.
+    """
+    if hint is None or hint.element_type != known.element_type or hint.shape is None:
+        return known
+    if known.shape is None:
+        return TensorInfo(known.element_type, hint.shape)
+    if len(known.shape) != len(hint.shape):
+        return known
+    return TensorInfo(known.element_type,
+                      tuple(h if k < 0 else k for k, h in zip(known.shape, hint.shape)))
+
+
+def union(a: TensorInfo, b: TensorInfo) -> TensorInfo:
+    """A type covering both: dims that differ become ``-1``, ranks that differ dynamic rank."""
+    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+        return TensorInfo(a.element_type, None)
+    return TensorInfo(a.element_type,
+                      tuple(x if x == y else -1 for x, y in zip(a.shape, b.shape)))
+
+
+class Converter:
+    """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
+
+    def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+                 base_dir: PathLike | None = None) -> None:
+        self.source: str | None = None
+        self.slice_inputs = slice_inputs
+        self.proto = self._load(model, base_dir)
+        self.opset = self._opset(self.proto)
+        # Element types of the empty sequences (see ``sequences``), set by ``convert``.
+        self.sequence_elements: dict[str, TensorInfo | None] = {}
+
+    # -- loading and checks ---------------------------------------------------
+    def _load(self, model: onnx.ModelProto | PathLike, base_dir: PathLike | None
+              ) -> onnx.ModelProto:
+        if isinstance(model, onnx.ModelProto):
+            if not _has_external_data(model):
+                return model
+            if base_dir is None:
+                raise ConversionError("the model keeps tensors in external data files: give "
+                                      "the folder they are in (base_dir) or convert by path")
+            copy = onnx.ModelProto()
+            copy.CopyFrom(model)
+            try:
+                onnx.external_data_helper.load_external_data_for_model(copy, str(base_dir))
+            except Exception as err:  # OSError, onnx's ValidationError for a missing file
+                message = str(err).splitlines()[0]
+                raise ConversionError(f"cannot load external data: {message}",
+                                      file=str(base_dir)) from None
+            return copy
+        self.source = str(model)
+        if not Path(model).is_file():
+            raise ConversionError("no such file", file=self.source)
+        try:
+            return onnx.load(self.source)
+        except Exception as err:  # protobuf DecodeError, missing external data files...
+            raise ConversionError(f"not a readable ONNX model: {type(err).__name__}: {err}",
+                                  file=self.source) from None
+
+    def error(self, message: str, node: str | None = None) -> ConversionError:
+        return ConversionError(message, file=self.source, node=node)
+
+    def _opset(self, proto: onnx.ModelProto) -> int:
+        versions = [imp.version for imp in proto.opset_import if imp.domain in ONNX_DOMAINS]
+        if not versions:
+            if any(n.domain in ONNX_DOMAINS for n in walk_nodes(proto.graph)):
+                raise self.error("the model imports no ai.onnx opset")
+            return 1
+        return max(versions)
+
+    def _check_io_types(self, graph: onnx.GraphProto) -> None:
+        initializers = {i.name for i in graph.initializer}
+        for kind, values in (("input", graph.input), ("output", graph.output)):
+            for vi in values:
+                if kind == "input" and vi.name in initializers:
+                    continue
+                which = vi.type.WhichOneof("value")
+                if which != "tensor_type":
+                    raise self.error(f"graph {kind} {vi.name!r} has an unsupported type "
+                                     f"({_type_name(vi.type)}): only tensors can be IR "
+                                     f"{kind}s")
+                if vi.type.tensor_type.elem_type not in ONNX_TO_ELEMENT_TYPE:
+                    raise self.error(f"graph {kind} {vi.name!r} has an unsupported element "
+                                     f"type ({_type_name(vi.type)})")
+
+    def _check_ops(self, graph: onnx.GraphProto) -> None:
+        """One ``UnsupportedOpError`` listing every op without a translator, with counts."""
+        missing: dict[str, list[str]] = defaultdict(list)
+        for node in walk_nodes(graph):
+            if node.domain not in ONNX_DOMAINS:
+                missing[f"{node.domain}:{node.op_type}"].append(node_label(node))
+            elif find_translator(node.op_type, self.opset) is None:
+                missing[node.op_type].append(node_label(node))
+        if not missing:
+            return
+        counts = Counter({op: len(nodes) for op, nodes in missing.items()})
+        parts = []
+        for op, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            nodes = missing[op]
+            shown = ", ".join(nodes[:5]) + (f", ... ({len(nodes) - 5} more)"
+                                             if len(nodes) > 5 else "")
+            parts.append(f"{op} x{count} (node{'s' if count > 1 else ''} {shown})")
+        total = sum(counts.values())
+        raise UnsupportedOpError(
+            f"{total} node{'s' if total > 1 else ''} of {len(counts)} unsupported operator "
+            f"type{'s' if len(counts) > 1 else ''} (opset {self.opset}): {'; '.join(parts)}",
+            file=self.source)
+
+    @staticmethod
+    def _infer_shapes(proto: onnx.ModelProto) -> onnx.ModelProto:
+        try:
+            return onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        except Exception:  # inference is a help, not a requirement: keep the raw model
+            return proto
+
+    # -- conversion -----------------------------------------------------------
+    def convert(self) -> Model:
+        """Check, translate and post-process the whole model."""
+        from . import sequences
+        from .passes.slice_inputs import slice_loop_inputs
+
+        proto = self.proto
+        self._check_io_types(proto.graph)
+        if proto.functions:
+            try:
+                proto = onnx.inliner.inline_local_functions(proto)
+            except Exception as err:
+                raise self.error(f"cannot inline the model's local functions: {err}") from None
+        proto = self._infer_shapes(proto)
+        self.sequence_elements = sequences.element_types(proto)
+        self._check_ops(proto.graph)
+        self.proto = proto
+        scope = Scope(GraphBuilder(), description="main graph")
+        graph = proto.graph
+        infos = value_infos(graph)
+        initializers = {i.name for i in graph.initializer}
+        for vi in graph.input:
+            if vi.name in initializers:
+                continue
+            info = infos.get(vi.name) or tensor_info_from_type(vi.type)
+            assert info is not None  # _check_io_types let only tensors through
+            scope.define(vi.name, scope.builder.parameter(info, name=vi.name,
+                                                          tensor_names=(vi.name,)))
+        self.translate_graph(graph, scope)
+        self._add_outputs(graph, scope)
+        model = Model(scope.graph, name=graph.name or "model", version=11)
+        prune_model(model)
+        if self.slice_inputs:
+            slice_loop_inputs(model)
+            prune_model(model)
+        return model
+
+    def translate_graph(self, graph: onnx.GraphProto, scope: Scope) -> None:
+        """Translate the initializers and nodes of ``graph`` into ``scope``.
+
+        The caller has defined the graph's inputs in ``scope`` already.
+        """
+        for init in graph.initializer:
+            scope.define(init.name, self._initializer(init, scope))
+        for sparse in graph.sparse_initializer:
+            dense = onnx.numpy_helper.to_array(sparse)
+            scope.define(sparse.values.name, scope.builder.const(dense, name=sparse.values.name))
+        infos = value_infos(graph)
+        for node in self._ordered(graph, scope):
+            self.translate_node(node, scope, infos)
+
+    def _initializer(self, init: onnx.TensorProto, scope: Scope) -> Value:
+        et = ONNX_TO_ELEMENT_TYPE.get(init.data_type)
+        if et is None:
+            raise self.error(f"initializer {init.name!r} has an unsupported element type "
+                             f"({onnx.TensorProto.DataType.Name(init.data_type)})")
+        try:
+            array = numpy_helper.to_array(init)
+        except Exception as err:
+            raise self.error(f"cannot read initializer {init.name!r}: {err}") from None
+        value = scope.builder.const(array, et, name=init.name)
+        port = scope.graph.layer(value.layer).outputs[0]
+        port.names = (init.name,)
+        return value
+
+    def _ordered(self, graph: onnx.GraphProto, scope: Scope) -> list[onnx.NodeProto]:
+        """The nodes of ``graph`` so that producers come first (file order where it is one)."""
+        producer: dict[str, int] = {}
+        for i, node in enumerate(graph.node):
+            for o in node.output:
+                if o:
+                    producer[o] = i
+        waiting = [0] * len(graph.node)
+        users: list[list[int]] = [[] for _ in graph.node]
+        for i, node in enumerate(graph.node):
+            names = {n for n in node.input if n}
+            for _, sub in subgraphs(node):
+                names |= outer_names(sub)
+            deps = {producer[n] for n in names if n in producer}
+            waiting[i] = len(deps)
+            for d in deps:
+                users[d].append(i)
+        # Kahn's algorithm taking the lowest index first: a sorted graph keeps its order.
+        ready = [i for i, w in enumerate(waiting) if w == 0]
+        heapq.heapify(ready)
+        order: list[int] = []
+        while ready:
+            i = heapq.heappop(ready)
+            order.append(i)
+            for u in users[i]:
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    heapq.heappush(ready, u)
+        if len(order) < len(graph.node):
+            stuck = ", ".join(node_label(n) for i, n in enumerate(graph.node) if waiting[i])
+            raise self.error(f"{scope.description}: nodes depend on each other in a cycle: "
+                             f"{stuck}")
+        return [graph.node[i] for i in order]
+
+    def translate_node(self, node: onnx.NodeProto, scope: Scope,
+                       infos: dict[str, TensorInfo]) -> None:
+        """Translate one node and define its outputs in ``scope``."""
+        if node.domain not in ONNX_DOMAINS:
+            raise self.error(f"operator domain {node.domain!r} is not supported",
+                             node=node_label(node))
+        translator = find_translator(node.op_type, self.opset)
+        if translator is None:
+            raise UnsupportedOpError(f"{node.op_type} (opset {self.opset}) is not supported",
+                                     file=self.source, node=node_label(node))
+        ctx = NodeContext(node, scope, self.opset, self,
+                          [infos.get(o) if o else None for o in node.output])
+        try:
+            values = list(translator(ctx))
+        except IRToolError as err:
+            if err.file is None and self.source is not None:
+                err.file = self.source
+                err.args = (err.format(),)
+            if err.node is None:
+                err.node = ctx.name
+                err.args = (err.format(),)
+            raise
+        except Exception as err:  # a translator bug: still name the node, keep the cause
+            raise ConversionError(f"{node.op_type}: translator failed: {type(err).__name__}: "
+                                  f"{err}", file=self.source, node=ctx.name) from err
+        if len(values) < len([o for o in node.output if o]):
+            values += [None] * (len(node.output) - len(values))
+        for name, value in zip(node.output, values):
+            if not name:
+                continue
+            if value is None:
+                raise ConversionError(f"{node.op_type}: output {name!r} was not produced",
+                                      file=self.source, node=ctx.name)
+            scope.define(name, value)
+            port = scope.graph.layer(value.layer).port(value.port)
+            if port is not None and not port.names:
+                port.names = (name,)
+
+    def body_outputs(self, graph: onnx.GraphProto, scope: Scope, what: str) -> list[Value]:
+        """The values of ``graph``'s outputs after ``translate_graph`` (outer ones captured)."""
+        out = []
+        for vi in graph.output:
+            value = scope.lookup(vi.name)
+            if value is None:
+                raise self.error(f"{what}: output {vi.name!r} is not defined")
+            out.append(value)
+        return out
+
+    def _add_outputs(self, graph: onnx.GraphProto, scope: Scope) -> None:
+        """One Result per graph output, fed by a port named exactly like the output.
+
+        OpenVINO reports a model output by the smallest name of the tensor feeding
+        its Result; so a graph output that is a graph input under another name,
+        another output, or a value already named otherwise gets its own copy
+        (``Convert`` to the same type) carrying just the output's name.
+        """
+        used: set[tuple[int, int]] = set()
+        infos = value_infos(graph)
+        for vi in graph.output:
+            value = scope.lookup(vi.name)
+            if value is None:
+                raise self.error(f"graph output {vi.name!r} is not produced by any node")
+            layer = scope.graph.layer(value.layer)
+            port = layer.port(value.port)
+            assert port is not None
+            key = (value.layer, value.port)
+            if key in used or port.names not in ((), (vi.name,)):
+                value = scope.builder.op("Convert", "opset1", [value],
+                                         {"destination_type": value.element_type},
+                                         outputs=[value.info], name=vi.name)[0]
+                port = scope.graph.layer(value.layer).port(value.port)
+                assert port is not None
+                key = (value.layer, value.port)
+            port.names = (vi.name,)
+            # Keep the static dims ONNX declares for the output (the port types are
+            # informative for OpenVINO, which infers its own).
+            port.dims = refine(value.info, infos.get(vi.name)).shape
+            used.add(key)
+            result = scope.builder.result(value, name=f"{vi.name}/sink_port_0")
+            result.extra["output_names"] = vi.name
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    """Does any initializer or tensor attribute (in any graph) live in an external file?"""
+
+    def tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+        yield from graph.initializer
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.TENSOR:
+                    yield attr.t
+                yield from attr.tensors
+            for _, sub in subgraphs(node):
+                yield from tensors(sub)
+
+    return any(onnx.external_data_helper.uses_external_data(t) for t in tensors(model.graph))
+
+
+def _type_name(type_proto: onnx.TypeProto) -> str:
+    which = type_proto.WhichOneof("value")
+    if which == "tensor_type":
+        et = type_proto.tensor_type.elem_type
+        return f"tensor({onnx.TensorProto.DataType.Name(et).lower()})"
+    if which == "sequence_type":
+        return f"sequence of {_type_name(type_proto.sequence_type.elem_type)}"
+    if which == "optional_type":
+        return f"optional {_type_name(type_proto.optional_type.elem_type)}"
+    if which == "map_type":
+        return "map"
+    return which or "unknown"
+
+
+__all__ = [
+    "ONNX_DOMAINS", "Converter", "convert_model", "defined_names", "node_label", "outer_names",
+    "refine", "subgraphs", "union", "value_infos", "walk_nodes",
+]

@@ -1,0 +1,72 @@
+"""Store f32 constants as f16, decompressed at load time: OpenVINO's ``compress_to_fp16``.
+
+Each f32 ``Const`` (in the graph and in every body) becomes an f16 ``Const``
+named ``<name>_compressed`` feeding a ``Convert`` to f32 that takes the old name,
+the old tensor names and the ``decompression`` rt_info mark OpenVINO puts there
+(its CPU plugin then keeps the weights in f16 and converts them once).
+
+Unlike OpenVINO, which clamps, a constant with a finite value beyond the f16
+range (|x| > 65504) stays f32: compression must not change results by more
+than f16 rounding.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..ir.graph import Graph, Layer, Model, RTNode, constant
+
+F16_MAX = float(np.finfo(np.float16).max)
+
+
+def compress_to_fp16(model: Model) -> Model:
+    """A copy of ``model`` with its f32 constants stored as f16 (``model`` is unchanged)."""
+    out = copy_model(model)
+    _compress(out.graph)
+    return out
+
+
+def copy_model(model: Model) -> Model:
+    """A deep copy of ``model`` that shares the (read-only) constant payloads."""
+    memo: dict[int, object] = {}
+    for _, layer in model.graph.walk():
+        if layer.const is not None:
+            memo[id(layer.const)] = layer.const
+    return copy.deepcopy(model, memo)
+
+
+def _compressible(layer: Layer) -> np.ndarray | None:
+    if layer.type != "Const" or layer.const is None or layer.attrs.get("element_type") != "f32":
+        return None
+    try:
+        value = layer.const_value()
+    except ValueError:
+        return None
+    finite = value[np.isfinite(value)]
+    if finite.size and float(np.abs(finite).max()) > F16_MAX:
+        return None
+    return value
+
+
+def _compress(graph: Graph) -> None:
+    for layer in graph.layers:
+        for body in layer.bodies.values():
+            _compress(body)
+        value = _compressible(layer)
+        if value is None:
+            continue
+        out = layer.outputs[0]
+        half = constant(graph, value.astype(np.float16), name=f"{layer.name}_compressed")
+        convert = graph.add_op("Convert", "opset1", [(half.id, half.outputs[0].id)],
+                               {"destination_type": "f32"}, name=layer.name)
+        convert.rt_info = [RTNode("attribute", {"name": "decompression", "version": "0"})]
+        convert.inputs[0].precision = half.outputs[0].precision
+        convert.inputs[0].dims = half.outputs[0].dims
+        new_out = convert.outputs[0]
+        new_out.precision, new_out.dims, new_out.names = out.precision, out.dims, out.names
+        for consumer, port in graph.consumers(layer.id, out.id):
+            graph.disconnect_input(consumer, port)
+            graph.connect(convert.id, new_out.id, consumer, port)
+        graph.remove_layer(layer.id)
