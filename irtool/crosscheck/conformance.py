@@ -1,0 +1,442 @@
+"""Run ONNX backend node cases through three paths, one case at a time, in worker processes.
+
+Paths (``PATHS``):
+
+* ``openvino``: OpenVINO's own ONNX frontend (``read_model`` on the ``.onnx``), CPU;
+* ``irtool-openvino``: ``irtool.convert`` -> IR files -> OpenVINO CPU;
+* ``irtool``: ``irtool.convert`` -> IR files -> irtool's runtime.
+
+Each result is compared with the case's expected outputs under the case's
+``rtol``/``atol`` (integers, booleans and strings exactly). A status is one of
+``pass``, ``mismatch`` (it ran; a value, shape or dtype differs), ``error``
+(conversion or execution failed), ``crash`` (the worker process died, on each of
+``CRASH_ATTEMPTS`` tries),
+``timeout`` or ``n/a`` (the case feeds or returns sequences/optionals, which no
+path can be fed with or return).
+
+OpenVINO can abort the process or hang, so ``run_cases`` hands (case, path)
+jobs to worker processes (``python -m irtool.crosscheck.conformance --worker``)
+that answer one JSON line per job; a worker that dies or overruns is killed and
+restarted. Reasons are single lines made deterministic (no temporary paths,
+addresses or OpenVINO's process-wide node counters), so a report generated
+twice from the same installed versions is identical.
+
+Usable from tests::
+
+    from irtool.crosscheck.conformance import node_case_names, run_cases
+    results = run_cases(node_case_names(control_flow_only=True))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PATHS = ("openvino", "irtool-openvino", "irtool")
+PATH_TITLES = {
+    "openvino": "OpenVINO ONNX frontend",
+    "irtool-openvino": "irtool convert -> OpenVINO",
+    "irtool": "irtool convert -> irtool runtime",
+}
+STATUSES = ("pass", "mismatch", "error", "crash", "timeout", "n/a")
+CONTROL_FLOW_OPS = frozenset({"Loop", "Scan", "If"})
+# A node case takes well under a second on every path; a minute means it hangs.
+CASE_TIMEOUT_S = 120.0
+# Loading the node cases in a fresh worker takes ~10 s, a few times that on a busy machine.
+WORKER_START_TIMEOUT_S = 180.0
+# A (case, path) whose worker dies is tried this many times before it counts as a crash.
+CRASH_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case on one path."""
+
+    case: str
+    path: str
+    status: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+# -- the cases --------------------------------------------------------------------------------
+
+
+@cache
+def _cases() -> dict[str, Any]:
+    with warnings.catch_warnings():
+        # The cases' numpy reference code warns a lot (overflow, invalid value); none matters.
+        warnings.simplefilter("ignore")
+        from onnx.backend.test.case.node import collect_testcases
+
+        return {c.name: c for c in collect_testcases()}
+
+
+def _ops(graph: Any) -> set[str]:
+    found = set()
+    for node in graph.node:
+        found.add(node.op_type)
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                found |= _ops(attr.g)
+            for g in attr.graphs:
+                found |= _ops(g)
+    return found
+
+
+def is_control_flow(case: Any) -> bool:
+    """Whether the case's model holds a Loop, Scan or If (bodies and functions included)."""
+    ops = _ops(case.model.graph)
+    for fn in case.model.functions:
+        ops |= {n.op_type for n in fn.node}
+    return bool(ops & CONTROL_FLOW_OPS)
+
+
+def node_case_names(control_flow_only: bool = False) -> list[str]:
+    """Names of ``collect_testcases()``'s node cases, sorted."""
+    cases = _cases()
+    return sorted(n for n, c in cases.items() if not control_flow_only or is_control_flow(c))
+
+
+# -- one case, in this process ------------------------------------------------------------------
+
+
+class _NotApplicable(Exception):
+    pass
+
+
+class _Failed(Exception):
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _as_array(value: Any) -> np.ndarray:
+    import onnx
+    from onnx import numpy_helper
+
+    if isinstance(value, onnx.TensorProto):
+        value = numpy_helper.to_array(value)
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        kind = "optional" if value is None else type(value).__name__
+        raise _NotApplicable(f"{kind} value: only tensors can be fed or compared")
+    return value
+
+
+def _feed_and_expected(case: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    inputs, outputs = case.data_sets[0]
+    ins = [_as_array(v) for v in inputs]
+    outs = [_as_array(v) for v in outputs]
+    graph = case.model.graph
+    initialized = {t.name for t in graph.initializer}
+    names = [vi.name for vi in graph.input if vi.name not in initialized]
+    if len(names) != len(ins):
+        names = [vi.name for vi in graph.input]
+    if len(names) != len(ins) or len(graph.output) != len(outs):
+        raise _NotApplicable("the data set does not match the graph's inputs/outputs")
+    return dict(zip(names, ins)), dict(zip((vi.name for vi in graph.output), outs))
+
+
+# "/tmp/x/model.xml: message" (an error's location) -> "message"; other temp paths -> <tmp>.
+_TMP_WHERE = re.compile(r"(/tmp|/var/folders)/\S*?:\s+")
+_TMP = re.compile(r"(/tmp|/var/folders)/[^\s'\"]*")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+# OpenVINO names nodes it creates with a process-wide counter ("Add_1234").
+_OV_COUNTER = re.compile(r"(?<=[A-Za-z])_\d+\b")
+
+
+def clean_reason(text: str, openvino: bool = False) -> str:
+    """A deterministic single line: first line, no temp paths, addresses or OV counters."""
+    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    line = _ADDRESS.sub("0x…", _TMP.sub("<tmp>", _TMP_WHERE.sub("", line)))
+    if openvino:
+        line = _OV_COUNTER.sub("_#", line)
+    return line[:200]
+
+
+def run_one(name: str, path: str) -> CaseResult:
+    """Run case ``name`` on ``path`` in this process and compare with its expected outputs."""
+    from ..errors import IRToolError
+    from .backends import first_line
+
+    if path not in PATHS:
+        raise ValueError(f"unknown path {path!r}; one of {', '.join(PATHS)}")
+    case = _cases()[name]
+    ov_reason = path != "irtool"
+    try:
+        feed, expected = _feed_and_expected(case)
+        with tempfile.TemporaryDirectory(prefix="irtool-conf-") as tmp:
+            got = _run_path(case.model, path, feed, Path(tmp))
+        return _judge(name, path, got, expected, case.rtol, case.atol)
+    except _NotApplicable as err:
+        return CaseResult(name, path, "n/a", clean_reason(str(err)))
+    except _Failed as err:
+        return CaseResult(name, path, err.status, clean_reason(err.reason, ov_reason))
+    except IRToolError as err:
+        return CaseResult(name, path, "error", clean_reason(str(err), ov_reason))
+    except Exception as err:  # any other failure of a path is that path's error
+        return CaseResult(name, path, "error", clean_reason(first_line(err), ov_reason))
+
+
+def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
+              tmp: Path) -> dict[str, np.ndarray]:
+    import onnx
+
+    from ..api import convert, save
+    from ..errors import IRToolError
+    from .backends import IrtoolBackend, OpenVINOBackend, OpenVINOFrontendBackend, first_line
+
+    if path == "openvino":
+        onnx_path = tmp / "model.onnx"
+        onnx.save(model, str(onnx_path))
+        return _stage("run", lambda: OpenVINOFrontendBackend(onnx_path).run(feed))
+    try:
+        ir = convert(model)
+        xml = save(ir, tmp / "model.xml")
+    except IRToolError as err:
+        raise _Failed("error", f"convert: {err}") from None
+    except Exception as err:
+        raise _Failed("error", f"convert: {first_line(err)}") from None
+    ir_feed = {n: feed[n] for n in ir.input_names() if n in feed}
+    backend = OpenVINOBackend(xml) if path == "irtool-openvino" else IrtoolBackend(xml)
+    return _stage("run", lambda: backend.run(ir_feed))
+
+
+def _stage(stage: str, fn: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    from .backends import first_line
+
+    try:
+        return fn()
+    except Exception as err:
+        text = str(err) if hasattr(err, "message") else first_line(err)
+        raise _Failed("error", f"{stage}: {text}") from None
+
+
+def _judge(name: str, path: str, got: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+           rtol: float, atol: float) -> CaseResult:
+    from .compare import compare
+
+    for out, ref in expected.items():
+        if out not in got:
+            return CaseResult(name, path, "mismatch", f"output {out!r} missing; got "
+                              f"{', '.join(sorted(got)) or 'none'}")
+        row = compare(out, got[out], ref, rtol=rtol, atol=atol)
+        if not row.ok:
+            # No counts or error sizes: cases with random ops (Dropout, Bernoulli) and
+            # kernels reading uninitialised memory would make the report differ run to run.
+            what = row.describe() if row.verdict != "mismatch" else \
+                f"values differ beyond rtol={rtol:g} atol={atol:g}"
+            return CaseResult(name, path, "mismatch", f"output {out!r}: {what}")
+    return CaseResult(name, path, "pass")
+
+
+# -- worker processes ---------------------------------------------------------------------------
+
+
+def _worker_main() -> int:
+    """Answer ``case<TAB>path`` lines on stdin with one JSON line each on the real stdout."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # prints from libraries must not corrupt the protocol
+    _cases()
+    out.write("ready\n")
+    for line in sys.stdin:
+        name, _, path = line.rstrip("\n").partition("\t")
+        out.write(json.dumps(run_one(name, path).to_dict()) + "\n")
+    return 0
+
+
+class _Worker:
+    def __init__(self) -> None:
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+        # stderr goes to a file so that a worker that fails to start can say why.
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by run_cases
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "irtool.crosscheck.conformance", "--worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env)
+        self.buffer = b""
+        self.job: tuple[str, str] | None = None
+        self.deadline = time.monotonic() + WORKER_START_TIMEOUT_S
+        self.ready = False
+
+    def send(self, job: tuple[str, str], timeout: float) -> None:
+        assert self.proc.stdin is not None
+        self.job = job
+        self.deadline = time.monotonic() + timeout
+        self.proc.stdin.write(f"{job[0]}\t{job[1]}\n".encode())
+        self.proc.stdin.flush()
+
+    def lines(self) -> list[str]:
+        """Complete lines available now; ``[]`` plus EOF handling by the caller."""
+        assert self.proc.stdout is not None
+        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        if not chunk:
+            raise EOFError
+        self.buffer += chunk
+        *done, self.buffer = self.buffer.split(b"\n")
+        return [d.decode() for d in done]
+
+    def kill(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        rc = self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        return _describe_exit(rc)
+
+    def last_error_line(self) -> str:
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else "no error output"
+
+
+def _describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"process died: {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"process died: signal {-rc}"
+    return f"process exited with status {rc}"
+
+
+def run_cases(names: Iterable[str], paths: Sequence[str] = PATHS, *, workers: int = 2,
+              timeout: float = CASE_TIMEOUT_S,
+              progress: Callable[[int, int, CaseResult], None] | None = None
+              ) -> list[CaseResult]:
+    """Every (case, path) in worker processes; results sorted by case, then path order."""
+    jobs = [(n, p) for n in names for p in paths]
+    todo = list(reversed(jobs))
+    results: dict[tuple[str, str], CaseResult] = {}
+    sel = selectors.DefaultSelector()
+    pool: list[_Worker] = []
+
+    def start() -> None:
+        w = _Worker()
+        assert w.proc.stdout is not None
+        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        pool.append(w)
+
+    def retire(w: _Worker) -> str:
+        assert w.proc.stdout is not None
+        sel.unregister(w.proc.stdout)
+        pool.remove(w)
+        why = w.kill()
+        w.stderr.close()
+        return why
+
+    failed_starts: list[str] = []
+    crashes: dict[tuple[str, str], int] = {}
+
+    def failed_start(w: _Worker, what: str) -> None:
+        # A worker that cannot even load the cases is retried twice, then the run stops.
+        detail = w.last_error_line()
+        failed_starts.append(f"{what} ({retire(w)}; {detail})")
+        if len(failed_starts) > 2:
+            raise RuntimeError("conformance workers failed to start: " + "; ".join(failed_starts))
+        start()
+
+    def record(result: CaseResult) -> None:
+        results[(result.case, result.path)] = result
+        if progress is not None:
+            progress(len(results), len(jobs), result)
+
+    def feed(w: _Worker) -> None:
+        if todo:
+            w.send(todo.pop(), timeout)
+        else:
+            w.job = None
+
+    try:
+        for _ in range(min(workers, len(jobs))):
+            start()
+        while len(results) < len(jobs):
+            for key, _ in sel.select(timeout=1.0):
+                w: _Worker = key.data
+                try:
+                    lines = w.lines()
+                except EOFError:
+                    if not w.ready:
+                        failed_start(w, "a worker exited while loading the cases")
+                        continue
+                    why = retire(w)
+                    if w.job is not None:
+                        # Some OpenVINO crashes are intermittent (the same case fails cleanly
+                        # on another run); a job counts as a crash only if it always crashes.
+                        crashes[w.job] = crashes.get(w.job, 0) + 1
+                        if crashes[w.job] < CRASH_ATTEMPTS:
+                            todo.append(w.job)
+                        else:
+                            record(CaseResult(w.job[0], w.job[1], "crash", why))
+                    if todo:
+                        start()
+                    continue
+                for line in lines:
+                    if line == "ready":
+                        w.ready = True
+                    else:
+                        record(CaseResult(**json.loads(line)))
+                    feed(w)
+            now = time.monotonic()
+            for w in list(pool):
+                if now > w.deadline and (w.job is not None or not w.ready):
+                    job = w.job
+                    if not w.ready:
+                        failed_start(w, f"a worker did not load the cases within "
+                                        f"{WORKER_START_TIMEOUT_S:g} s")
+                        continue
+                    retire(w)
+                    assert job is not None
+                    record(CaseResult(job[0], job[1], "timeout",
+                                      f"no result within {timeout:g} s"))
+                    if todo:
+                        start()
+            if not pool and len(results) < len(jobs) and todo:
+                start()
+    finally:
+        for w in list(pool):
+            retire(w)
+        sel.close()
+    order = {p: i for i, p in enumerate(paths)}
+    return sorted(results.values(), key=lambda r: (r.case, order[r.path]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("-k", default="", help="only cases whose name contains this")
+    parser.add_argument("--control-flow", action="store_true", help="only Loop/Scan/If cases")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return _worker_main()
+    names = [n for n in node_case_names(args.control_flow) if args.k in n]
+    for r in run_cases(names, workers=args.workers):
+        print(f"{r.case}\t{r.path}\t{r.status}\t{r.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

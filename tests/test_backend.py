@@ -1,0 +1,143 @@
+"""irtool as an ONNX backend, driven by ONNX's own ``BackendTest`` runner.
+
+The runner's control-flow node tests (Loop, Scan, If, and the ``Range``
+functions that expand to a Loop) run twice: with irtool's runtime and with
+``target="openvino"`` (irtool's IR on OpenVINO). Cases whose graph inputs or
+outputs are sequences/optionals are outside what IR can express; for those the
+conversion must fail with a clear ``ConversionError`` naming the value.
+
+The slow test at the end re-runs the control-flow rows of docs/conformance.md.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import onnx
+import onnx.backend.test
+import pytest
+from onnx.backend.test.loader import load_model_tests
+
+import irtool
+import irtool.backend
+
+CONTROL_FLOW = r"^test_(loop|scan|if)|^test_range_.*_expanded"
+# Graph inputs/outputs of sequence or optional type: IR ports are tensors only.
+NON_TENSOR_IO = ["test_if_opt", "test_if_seq", "test_loop13_seq", "test_loop16_seq_none"]
+# OpenVINO's Python API has no bfloat16 numpy dtype (it maps bf16 ports to float16), so
+# a bfloat16 array cannot be fed to OpenVINO at all; irtool's runtime runs these cases.
+OPENVINO_NO_BF16 = ["test_range_bfloat16_type_positive_delta_expanded"]
+
+
+def _exclude(names: list[str]) -> str:
+    return "^(" + "|".join(names) + ")_"
+
+
+_irtool_tests = (onnx.backend.test.BackendTest(irtool.backend, __name__)
+                 .include(CONTROL_FLOW).exclude(_exclude(NON_TENSOR_IO)))
+_openvino_tests = (onnx.backend.test.BackendTest(irtool.backend.openvino, __name__)
+                   .include(CONTROL_FLOW).exclude(_exclude(NON_TENSOR_IO + OPENVINO_NO_BF16)))
+
+
+
+def _selected(runner: onnx.backend.test.BackendTest, suffix: str,
+              excluded: list[str]) -> dict[str, type]:
+    """The runner's unittest classes holding only the selected CPU tests: the runner also
+    lists every other ONNX test as a skip, thousands of lines of noise. The excluded
+    cases are tested on their own below."""
+    out = {}
+    for name, case in runner.test_cases.items():
+        keep = {m: getattr(case, m) for m in dir(case)
+                if m.startswith("test_") and m.endswith("_cpu") and re.search(CONTROL_FLOW, m)
+                and not re.search(_exclude(excluded), m)}
+        if keep:
+            cls = type(f"{name}{suffix}", (case,), {})
+            for m in dir(case):
+                if m.startswith("test_") and m not in keep:
+                    setattr(cls, m, None)  # unittest/pytest ignore non-callables
+            out[cls.__name__] = cls
+    return out
+
+
+# The official runner's unittest classes, one set per target.
+globals().update(_selected(_irtool_tests, "Irtool", NON_TENSOR_IO))
+globals().update(_selected(_openvino_tests, "OpenVINO", NON_TENSOR_IO + OPENVINO_NO_BF16))
+
+
+def _node_case(name: str):  # type: ignore[no-untyped-def]
+    return next(c for c in load_model_tests(kind="node") if c.name == name)
+
+
+def test_runner_selects_the_control_flow_cases() -> None:
+    names = {m for cls in _selected(_irtool_tests, "", NON_TENSOR_IO).values() for m in dir(cls)
+             if m.startswith("test_") and callable(getattr(cls, m))}
+    for expected in ("test_loop11_cpu", "test_scan_sum_cpu", "test_scan9_sum_cpu", "test_if_cpu",
+                     "test_range_float_type_positive_delta_expanded_cpu"):
+        assert expected in names
+    assert not any(n.startswith("test_if_seq") for n in names)
+
+
+@pytest.mark.parametrize("name", NON_TENSOR_IO)
+def test_non_tensor_graph_io_is_a_clear_conversion_error(name: str) -> None:
+    model = _node_case(name).model
+    non_tensor = [vi.name for vi in [*model.graph.input, *model.graph.output]
+                  if not vi.type.HasField("tensor_type")]
+    with pytest.raises(irtool.ConversionError) as info:
+        irtool.backend.prepare(model, "CPU")
+    message = str(info.value)
+    assert "\n" not in message
+    assert any(repr(n) in message for n in non_tensor), message
+    assert re.search(r"sequence|optional", message)
+
+
+@pytest.mark.xfail(strict=True, raises=irtool.IRToolError,
+                   reason="openvino_backend.run_ir refuses bfloat16 arrays: OpenVINO's Python "
+                          "API maps bf16 ports to float16")
+def test_bfloat16_on_openvino_target() -> None:
+    case = _node_case(OPENVINO_NO_BF16[0])
+    rep = irtool.backend.prepare(case.model, "CPU", target="openvino")
+    rep.run(case.data_sets[0][0])
+
+
+def test_backend_device_and_targets() -> None:
+    assert irtool.backend.supports_device("CPU")
+    assert not irtool.backend.supports_device("CUDA")
+    model = _node_case("test_loop11").model
+    with pytest.raises(irtool.BackendError, match="unknown target"):
+        irtool.backend.prepare(model, "CPU", target="tpu")
+
+
+# -- conformance (slow): the control-flow rows of docs/conformance.md still hold ---------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_conformance_control_flow_rows_match_docs() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import conformance as bench_conformance
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    doc = REPO / "docs" / "conformance.md"
+    if not doc.is_file():
+        pytest.fail("docs/conformance.md is missing: run python bench/conformance.py")
+    documented = bench_conformance.read_control_flow_counts(doc.read_text(encoding="utf-8"))
+    measured = bench_conformance.control_flow_counts()
+    assert measured == documented
+
+
+def test_conformance_runner_in_workers() -> None:
+    """The shared per-case runner: worker processes, three paths, n/a for sequences."""
+    from irtool.crosscheck.conformance import PATHS, run_cases
+
+    results = run_cases(["test_loop11", "test_if_seq", "test_abs"], workers=1)
+    got = {(r.case, r.path): r for r in results}
+    assert [r.case for r in results] == ["test_abs"] * 3 + ["test_if_seq"] * 3 + \
+        ["test_loop11"] * 3
+    for path in PATHS:
+        assert got[("test_loop11", path)].status == "pass", got[("test_loop11", path)]
+        assert got[("test_abs", path)].status == "pass"
+        assert got[("test_if_seq", path)].status == "n/a"
