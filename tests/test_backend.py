@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import onnx.backend.test
 import pytest
@@ -26,9 +27,6 @@ import irtool.backend
 CONTROL_FLOW = r"^test_(loop|scan|if)|^test_range_.*_expanded"
 # Graph inputs/outputs of sequence or optional type: IR ports are tensors only.
 NON_TENSOR_IO = ["test_if_opt", "test_if_seq", "test_loop13_seq", "test_loop16_seq_none"]
-# OpenVINO's Python API has no bfloat16 numpy dtype (it maps bf16 ports to float16), so
-# a bfloat16 array cannot be fed to OpenVINO at all; irtool's runtime runs these cases.
-OPENVINO_NO_BF16 = ["test_range_bfloat16_type_positive_delta_expanded"]
 
 
 def _exclude(names: list[str]) -> str:
@@ -38,7 +36,7 @@ def _exclude(names: list[str]) -> str:
 _irtool_tests = (onnx.backend.test.BackendTest(irtool.backend, __name__)
                  .include(CONTROL_FLOW).exclude(_exclude(NON_TENSOR_IO)))
 _openvino_tests = (onnx.backend.test.BackendTest(irtool.backend.openvino, __name__)
-                   .include(CONTROL_FLOW).exclude(_exclude(NON_TENSOR_IO + OPENVINO_NO_BF16)))
+                   .include(CONTROL_FLOW).exclude(_exclude(NON_TENSOR_IO)))
 
 
 
@@ -63,7 +61,7 @@ def _selected(runner: onnx.backend.test.BackendTest, suffix: str,
 
 # The official runner's unittest classes, one set per target.
 globals().update(_selected(_irtool_tests, "Irtool", NON_TENSOR_IO))
-globals().update(_selected(_openvino_tests, "OpenVINO", NON_TENSOR_IO + OPENVINO_NO_BF16))
+globals().update(_selected(_openvino_tests, "OpenVINO", NON_TENSOR_IO))
 
 
 def _node_case(name: str):  # type: ignore[no-untyped-def]
@@ -92,13 +90,14 @@ def test_non_tensor_graph_io_is_a_clear_conversion_error(name: str) -> None:
     assert re.search(r"sequence|optional", message)
 
 
-@pytest.mark.xfail(strict=True, raises=irtool.IRToolError,
-                   reason="openvino_backend.run_ir refuses bfloat16 arrays: OpenVINO's Python "
-                          "API maps bf16 ports to float16")
 def test_bfloat16_on_openvino_target() -> None:
-    case = _node_case(OPENVINO_NO_BF16[0])
+    # OpenVINO's Python API types bf16 data as float16; run_ir must pass the bits through.
+    case = _node_case("test_range_bfloat16_type_positive_delta_expanded")
     rep = irtool.backend.prepare(case.model, "CPU", target="openvino")
-    rep.run(case.data_sets[0][0])
+    (actual,) = rep.run(case.data_sets[0][0])
+    (expected,) = case.data_sets[0][1]
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_array_equal(actual.astype(np.float32), expected.astype(np.float32))
 
 
 def test_backend_device_and_targets() -> None:

@@ -20,6 +20,9 @@ import numpy as np
 
 from ..errors import BackendError, IRToolError
 from ..ir import Model, read_model, write_model
+from ..ir.types import ELEMENT_TYPES
+
+BFLOAT16 = ELEMENT_TYPES["bf16"].dtype
 
 PathLike = str | os.PathLike
 
@@ -90,12 +93,23 @@ def run_ir(model_or_path: Model | PathLike,
             key = port.get_any_name()
         else:
             key = f"output{pos}"
-        outputs[key] = np.array(result[port])
+        outputs[key] = _from_openvino(port, np.array(result[port]))
     return outputs
 
 
+def _is_bf16(et: Any) -> bool:
+    return et.get_type_name() == "bf16"
+
+
+def _from_openvino(port: Any, value: np.ndarray) -> np.ndarray:
+    """OpenVINO's Python API hands bf16 data out typed as float16: reinterpret the bits."""
+    if _is_bf16(port.get_element_type()) and BFLOAT16 is not None:
+        return value.view(BFLOAT16)
+    return value
+
+
 def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
-          where: str | None) -> dict[Any, np.ndarray]:
+          where: str | None) -> dict[Any, Any]:
     ports = list(compiled.inputs)
     if not isinstance(inputs, Mapping):
         values = list(inputs)
@@ -104,7 +118,7 @@ def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
                                file=where)
         return {port: _checked(port, np.asarray(v), _name(port), where)
                 for port, v in zip(ports, values)}
-    feed: dict[Any, np.ndarray] = {}
+    feed: dict[Any, Any] = {}
     used: set[str] = set()
     for port in ports:
         names = port.get_names()
@@ -122,11 +136,18 @@ def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
     return feed
 
 
-def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> np.ndarray:
+def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> Any:
     """``value`` if its dtype is the port's; OpenVINO would silently convert it."""
     et = port.get_element_type()
     if et.is_dynamic():
         return value
+    if _is_bf16(et) and BFLOAT16 is not None and value.dtype == BFLOAT16:
+        # numpy has no bf16: hand OpenVINO the bits in a bf16 tensor.
+        import openvino as ov
+
+        tensor = ov.Tensor(et, ov.Shape(list(value.shape)))
+        tensor.data[...] = value.view(tensor.data.dtype)
+        return tensor
     want = np.dtype(et.to_dtype())
     if value.dtype != want and not (et.get_type_name() == "string" and value.dtype.kind in "USO"):
         raise BackendError(f"input {name!r} has dtype {value.dtype}, the model wants "
