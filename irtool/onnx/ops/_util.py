@@ -22,7 +22,6 @@ F32 = ELEMENT_TYPES["f32"]
 BOOL = ELEMENT_TYPES["boolean"]
 
 INT64_MAX = np.iinfo(np.int64).max
-INT64_MIN = np.iinfo(np.int64).min
 
 
 # -- constants ------------------------------------------------------------------------
@@ -49,18 +48,6 @@ def onnx_type(ctx: NodeContext, code: int) -> ElementType:
             onnx.TensorProto.DataType.values() else str(code)
         raise ctx.error(f"element type {name} is not supported")
     return et
-
-
-def const_input(ctx: NodeContext, index: int) -> np.ndarray | None:
-    """The value of input ``index`` when a Const produces it (None if absent or computed)."""
-    return ctx.const_value(ctx.input(index))
-
-
-def required_const(ctx: NodeContext, index: int, what: str) -> np.ndarray:
-    value = const_input(ctx, index)
-    if value is None:
-        raise ctx.error(f"{what} (input {index}) must be a constant")
-    return value
 
 
 # -- ranks and axes --------------------------------------------------------------------
@@ -129,11 +116,6 @@ def emit(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
 def emit1(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
           attrs: dict[str, Any] | None = None, onnx_output: int = 0) -> Value:
     return emit(ctx, type, version, inputs, attrs, onnx_outputs=(onnx_output,))[0]
-
-
-def passthrough(ctx: NodeContext, value: Value) -> Value:
-    """An ONNX output that is the input unchanged (Identity-like ops at inference)."""
-    return value
 
 
 # -- structural ops with known output types ----------------------------------------------

@@ -33,10 +33,16 @@ def register_function_fallbacks() -> None:
     """Register ``expand_function`` for each function-defined op version with no translator."""
     native = set(translators())
     for schema in onnx.defs.get_all_schemas_with_history():
-        if schema.domain not in _ONNX_DOMAINS or schema.name in native:
+        if schema.domain not in _ONNX_DOMAINS or schema.name in native or _not_tensors(schema):
             continue
         if schema.has_function or schema.has_context_dependent_function:
             onnx_op(schema.name, schema.since_version)(expand_function)
+
+
+def _not_tensors(schema: onnx.defs.OpSchema) -> bool:
+    """Operators on sequences or optionals (e.g. SequenceMap) belong to the sequence lowering."""
+    return any(t.startswith(("seq(", "optional(")) for c in schema.type_constraints
+               for t in c.allowed_type_strs)
 
 
 def expand_function(ctx: NodeContext) -> list[Value | None]:

@@ -21,6 +21,7 @@ from ._util import (
     emit1,
     i64,
     norm_axis,
+    onnx_type,
     rank_of,
     reshape,
     shape_of,
@@ -37,25 +38,25 @@ def matmul(ctx: NodeContext) -> list[Value | None]:
 
 @onnx_op("Gemm", 1, 6, 7, 9, 11, 13)
 def gemm(ctx: NodeContext) -> list[Value | None]:
+    """alpha * A' B' + beta * C: MatMul (transposes as attributes), Multiply, Add."""
     a, b, c = ctx.required_input(0), ctx.required_input(1), ctx.input(2)
     alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
-    steps: list[tuple[str, list[Value], dict[str, Any]]] = []
     mm_attrs = {"transpose_a": bool(ctx.attr("transA", 0)),
                 "transpose_b": bool(ctx.attr("transB", 0))}
-    if alpha == 1.0 and (c is None or beta == 0.0):
+    if c is not None and beta == 0.0:
+        c = None
+    if alpha == 1.0 and c is None:
         return [emit1(ctx, "MatMul", "opset1", [a, b], mm_attrs)]
     y = ctx.op1("MatMul", "opset1", [a, b], mm_attrs)
     if alpha != 1.0:
-        steps.append(("Multiply", [const_of(ctx, alpha, y)], {}))
-    if c is not None and beta != 0.0:
-        if beta != 1.0:
-            c = binary(ctx, "Multiply", c, const_of(ctx, beta, c))
-        steps.append(("Add", [c], {}))
-    for i, (op, extra, _) in enumerate(steps):
-        if i == len(steps) - 1:
-            return [emit1(ctx, op, "opset1", [y, *extra], {"auto_broadcast": "numpy"})]
-        y = binary(ctx, op, y, extra[0])
-    return [y]
+        if c is None:
+            return [emit1(ctx, "Multiply", "opset1", [y, const_of(ctx, alpha, y)],
+                          {"auto_broadcast": "numpy"})]
+        y = binary(ctx, "Multiply", y, const_of(ctx, alpha, y))
+    assert c is not None
+    if beta != 1.0:
+        c = binary(ctx, "Multiply", c, const_of(ctx, beta, c))
+    return [emit1(ctx, "Add", "opset1", [y, c], {"auto_broadcast": "numpy"})]
 
 
 # -- convolutions ----------------------------------------------------------------------------
@@ -74,7 +75,8 @@ def _spatial(ctx: NodeContext, x: Value, w: Value | None = None) -> int:
     raise ctx.error("the input rank must be known")
 
 
-def _window_attrs(ctx: NodeContext, n: int, dilations: bool = True) -> dict[str, Any]:
+def window_attrs(ctx: NodeContext, n: int) -> dict[str, Any]:
+    """strides, pads_begin/end, auto_pad and dilations of a convolution or pooling node."""
     pads = [int(p) for p in ctx.attr("pads", [0] * (2 * n))]
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     if auto_pad not in _AUTO_PAD:
@@ -84,28 +86,23 @@ def _window_attrs(ctx: NodeContext, n: int, dilations: bool = True) -> dict[str,
         "pads_begin": pads[:n],
         "pads_end": pads[n:],
         "auto_pad": _AUTO_PAD[auto_pad],
+        "dilations": [int(d) for d in ctx.attr("dilations", [1] * n)],
     }
-    if dilations:
-        attrs["dilations"] = [int(d) for d in ctx.attr("dilations", [1] * n)]
     if attrs["auto_pad"] == "valid":
         attrs["pads_begin"] = attrs["pads_end"] = [0] * n
     return attrs
 
 
-def _grouped_weights(ctx: NodeContext, w: Value, group: int, transposed: bool) -> Value:
-    """Weights [O, I/g, k...] (or [I, O/g, k...] transposed) as [g, O/g, I/g, k...]."""
+def grouped_weights(ctx: NodeContext, w: Value, group: int) -> Value:
+    """Weights [O, I/g, k...] (transposed: [I, O/g, k...]) as [g, O/g, I/g, k...]
+    ([g, I/g, O/g, k...]): the first dim splits into groups."""
     if w.shape is None or any(d < 0 for d in w.shape[1:]):
         raise ctx.error("grouped convolution needs weights with static trailing dims")
-    rest = list(w.shape[1:])
-    if transposed:
-        return reshape(ctx, w, [group, -1, *rest])
-    return reshape(ctx, w, [group, -1, *rest])
+    return reshape(ctx, w, [group, -1, *w.shape[1:]])
 
 
-def _add_bias(ctx: NodeContext, y: Value, bias: Value | None, n: int,
-              first: bool = False) -> Value:
-    if bias is None:
-        return y
+def _add_bias(ctx: NodeContext, y: Value, bias: Value, n: int) -> Value:
+    """``y + bias`` with the per-channel bias shaped [1, C, 1, ...] (the node's last op)."""
     shaped = unsqueeze(ctx, bias, [0, *range(2, 2 + n)])
     return emit1(ctx, "Add", "opset1", [y, shaped], {"auto_broadcast": "numpy"})
 
@@ -114,12 +111,12 @@ def _add_bias(ctx: NodeContext, y: Value, bias: Value | None, n: int,
 def conv(ctx: NodeContext) -> list[Value | None]:
     x, w, bias = ctx.required_input(0), ctx.required_input(1), ctx.input(2)
     n = _spatial(ctx, x, w)
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     group = int(ctx.attr("group", 1))
     if group == 1:
         op, weights = "Convolution", w
     else:
-        op, weights = "GroupConvolution", _grouped_weights(ctx, w, group, False)
+        op, weights = "GroupConvolution", grouped_weights(ctx, w, group)
     if bias is None:
         return [emit1(ctx, op, "opset1", [x, weights], attrs)]
     y = ctx.op1(op, "opset1", [x, weights], attrs)
@@ -130,7 +127,7 @@ def conv(ctx: NodeContext) -> list[Value | None]:
 def conv_transpose(ctx: NodeContext) -> list[Value | None]:
     x, w, bias = ctx.required_input(0), ctx.required_input(1), ctx.input(2)
     n = _spatial(ctx, x, w)
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     group = int(ctx.attr("group", 1))
     output_padding = [int(p) for p in ctx.attr("output_padding", [0] * n)]
     strides, dilations = attrs["strides"], attrs["dilations"]
@@ -166,7 +163,7 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
     if group == 1:
         op, weights = "ConvolutionBackpropData", w
     else:
-        op, weights = "GroupConvolutionBackpropData", _grouped_weights(ctx, w, group, True)
+        op, weights = "GroupConvolutionBackpropData", grouped_weights(ctx, w, group)
     if bias is None:
         return [emit1(ctx, op, "opset1", [x, weights], attrs)]
     y = ctx.op1(op, "opset1", [x, weights], attrs)
@@ -178,7 +175,7 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
 def average_pool(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     n = _spatial(ctx, x)
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     attrs["kernel"] = [int(k) for k in ctx.attr("kernel_shape")]
     attrs["exclude-pad"] = not bool(ctx.attr("count_include_pad", 0))
     ceil = bool(ctx.attr("ceil_mode", 0))
@@ -196,7 +193,7 @@ def average_pool(ctx: NodeContext) -> list[Value | None]:
 def max_pool(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     n = _spatial(ctx, x)
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     attrs["kernel"] = [int(k) for k in ctx.attr("kernel_shape")]
     # ONNX's ceil mode drops a last window that would start in the right padding: that is
     # "ceil_torch" of MaxPool-14 (MaxPool-8's "ceil" keeps it).
@@ -255,7 +252,7 @@ def lp_pool(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     n = _spatial(ctx, x)
     p = float(ctx.attr("p", 2))
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     kernel = [int(k) for k in ctx.attr("kernel_shape")]
     attrs["kernel"] = kernel
     attrs["exclude-pad"] = False
@@ -365,13 +362,17 @@ def layer_norm(ctx: NodeContext) -> list[Value | None]:
                          {"normalize_variance": True, "eps": eps, "eps_mode": "inside_sqrt"},
                          outputs=[x.info])
         return [_scale_shift(ctx, normed, scale, bias)]
-    mean = ctx.op1("ReduceMean", "opset1", [x, axes], {"keep_dims": True})
-    centered = binary(ctx, "Subtract", x, mean)
+    # The statistics (and the outputs Mean, InvStdDev) have stash_type, f32 by default.
+    stash = onnx_type(ctx, int(ctx.attr("stash_type", 1)))
+    xs = convert(ctx, x, stash)
+    mean = ctx.op1("ReduceMean", "opset1", [xs, axes], {"keep_dims": True})
+    centered = binary(ctx, "Subtract", xs, mean)
     var = ctx.op1("ReduceMean", "opset1", [binary(ctx, "Multiply", centered, centered), axes],
                   {"keep_dims": True})
     std = ctx.op1("Sqrt", "opset1", [binary(ctx, "Add", var, const_of(ctx, eps, var))])
     inv = binary(ctx, "Divide", const_of(ctx, 1, std), std, m_pythondiv=True)
-    y = _scale_shift(ctx, binary(ctx, "Multiply", centered, inv), scale, bias)
+    normed = convert(ctx, binary(ctx, "Multiply", centered, inv), x.element_type)
+    y = _scale_shift(ctx, normed, scale, bias)
     outs: list[Value | None] = [y]
     if len(outputs) > 1:
         outs.append(emit1(ctx, "Identity", "opset16", [mean], onnx_output=1)
@@ -545,7 +546,7 @@ def deform_conv(ctx: NodeContext) -> list[Value | None]:
     x, w, offset = (ctx.required_input(i) for i in range(3))
     bias, mask = ctx.input(3), ctx.input(4)
     n = _spatial(ctx, x, w)
-    attrs = _window_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     attrs["group"] = int(ctx.attr("group", 1))
     attrs["deformable_group"] = int(ctx.attr("offset_group", 1))
     # Samples that fall partly outside the input blend with zeros (torchvision's rule).

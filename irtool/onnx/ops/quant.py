@@ -19,6 +19,7 @@ from ._util import (
     rank_of,
     unsqueeze,
 )
+from .nn import grouped_weights, window_attrs
 
 _U8 = ELEMENT_TYPES["u8"]
 
@@ -124,27 +125,19 @@ def matmul_integer(ctx: NodeContext) -> list[Value | None]:
                   {"transpose_a": False, "transpose_b": False})]
 
 
-def _conv_attrs(ctx: NodeContext, n: int) -> dict:
-    from .nn import _window_attrs
-
-    return _window_attrs(ctx, n)
-
-
 def _integer_conv(ctx: NodeContext, x: Value, w: Value, x_zero: Value | None,
                   w_zero: Value | None) -> Value:
     """Convolution of zero-point-corrected integers, computed exactly in f32 then in i32."""
     n = rank_of(ctx, x) - 2
     xi = _centered(ctx, x, x_zero)
     wi = _centered(ctx, w, w_zero, align=n + 1)
-    attrs = _conv_attrs(ctx, n)
+    attrs = window_attrs(ctx, n)
     group = int(ctx.attr("group", 1))
     xf, wf = convert(ctx, xi, F32), convert(ctx, wi, F32)
     if group == 1:
         y = ctx.op1("Convolution", "opset1", [xf, wf], attrs)
     else:
-        from .nn import _grouped_weights
-
-        y = ctx.op1("GroupConvolution", "opset1", [xf, _grouped_weights(ctx, wf, group, False)],
+        y = ctx.op1("GroupConvolution", "opset1", [xf, grouped_weights(ctx, wf, group)],
                     attrs)
     return y
 

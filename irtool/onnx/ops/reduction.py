@@ -53,7 +53,10 @@ def _reduction_axes(ctx: NodeContext, data: Value,
         if not empty:
             if const is not None and data.rank is not None:
                 return i64(ctx, norm_axes(ctx, const.ravel().tolist(), data.rank)), const.size
-            return convert(ctx, axes, I64), count  # type: ignore[arg-type]
+            axes = convert(ctx, axes, I64)  # type: ignore[arg-type]
+            if count is None and not ctx.attr("noop_with_empty_axes", 0):
+                return _empty_means_all(ctx, axes, data), None
+            return axes, count
         if ctx.attr("noop_with_empty_axes", 0):
             return None, 0
         return all_axes(ctx, data), data.rank
@@ -63,6 +66,23 @@ def _reduction_axes(ctx: NodeContext, data: Value,
             return i64(ctx, norm_axes(ctx, axes_attr, data.rank)), len(axes_attr)
         return i64(ctx, list(axes_attr)), len(axes_attr)
     return all_axes(ctx, data), data.rank
+
+
+def _empty_means_all(ctx: NodeContext, axes: Value, data: Value) -> Value:
+    """Run-time axes of unknown length: ONNX reduces over every axis when they are empty.
+
+    The first k entries of [axes..., 0..rank-1] with k = len(axes), or rank when that is 0.
+    """
+    every = all_axes(ctx, data)
+    count = ctx.op1("ShapeOf", "opset3", [axes], {"output_type": I64},
+                    outputs=[TensorInfo(I64, (1,))])
+    rank = ctx.op1("ShapeOf", "opset3", [every], {"output_type": I64},
+                   outputs=[TensorInfo(I64, (1,))])
+    empty = convert(ctx, binary(ctx, "Equal", count, i64(ctx, [0])), I64)
+    take = binary(ctx, "Add", count, binary(ctx, "Multiply", empty, rank))
+    joined = concat_1d(ctx, [axes, every])
+    return ctx.op1("Slice", "opset8", [joined, i64(ctx, [0]), take, i64(ctx, [1]),
+                                       i64(ctx, [0])], outputs=[TensorInfo(I64, (-1,))])
 
 
 def _reduce_to(ctx: NodeContext, ir_type: str, version: str, data: Value, axes: Value,

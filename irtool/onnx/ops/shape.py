@@ -25,6 +25,7 @@ from ._util import (
     insert_axes,
     norm_axes,
     norm_axis,
+    onnx_type,
     rank_of,
     shape_of,
     static_count,
@@ -303,25 +304,26 @@ def _pads_for_axes(ctx: NodeContext, pads: np.ndarray | Value, axes: Value,
 
 
 def _wrap_pad(ctx: NodeContext, x: Value, begin: Value, end: Value, rank: int) -> Value:
-    """Circular padding: along each axis gather positions (-before .. dim+after) mod dim.
-
-    Negative pads crop, which the same index range expresses."""
+    """Circular padding. Negative pads crop first; then along each axis the positions
+    -before .. dim+after are gathered modulo the (cropped) dim."""
     begin_c, end_c = ctx.const_value(begin), ctx.const_value(end)
     out = x
+    zero = i64(ctx, 0)
     for axis in range(rank):
         if begin_c is not None and end_c is not None and begin_c[axis] == 0 and \
                 end_c[axis] == 0:
             continue
         before = _element(ctx, begin, begin_c, axis)
         after = _element(ctx, end, end_c, axis)
-        dim = dim_of(ctx, out, axis, keep_1d=False)
-        start = ctx.op1("Negative", "opset1", [before], outputs=[TensorInfo(I64, ())])
-        stop = ctx.op1("Add", "opset1", [dim, after], {"auto_broadcast": "numpy"},
-                       outputs=[TensorInfo(I64, ())])
+        crop_front = binary(ctx, "Maximum", ctx.op1("Negative", "opset1", [before]), zero)
+        crop_back = binary(ctx, "Maximum", ctx.op1("Negative", "opset1", [after]), zero)
+        kept = binary(ctx, "Subtract", binary(ctx, "Subtract", dim_of(ctx, out, axis, False),
+                                              crop_front), crop_back)
+        start = ctx.op1("Negative", "opset1", [binary(ctx, "Maximum", before, zero)])
+        stop = binary(ctx, "Add", kept, binary(ctx, "Maximum", after, zero))
         positions = ctx.op1("Range", "opset4", [start, stop, i64(ctx, 1)],
                             {"output_type": I64}, outputs=[TensorInfo(I64, (-1,))])
-        index = ctx.op1("FloorMod", "opset1", [positions, dim], {"auto_broadcast": "numpy"},
-                        outputs=[TensorInfo(I64, (-1,))])
+        index = binary(ctx, "Add", binary(ctx, "FloorMod", positions, kept), crop_front)
         out = ctx.op1("Gather", "opset8", [out, index, i64(ctx, axis)], {"batch_dims": 0})
     return emit1(ctx, "Identity", "opset16", [out])
 
@@ -370,10 +372,12 @@ def constant(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error("has no value attribute")
     attr = ctx.node.attribute[0]
     name = attr.name
+    et = None
     if name == "value":
-        array = onnx.numpy_helper.to_array(attr.t)
+        array, et = onnx.numpy_helper.to_array(attr.t), onnx_type(ctx, attr.t.data_type)
     elif name == "sparse_value":
         array = _dense(attr.sparse_tensor)
+        et = onnx_type(ctx, attr.sparse_tensor.values.data_type)
     elif name == "value_float":
         array = np.asarray(attr.f, dtype=np.float32)
     elif name == "value_floats":
@@ -388,20 +392,11 @@ def constant(ctx: NodeContext) -> list[Value | None]:
         array = np.asarray([s.decode() for s in attr.strings], dtype=object)
     else:
         raise ctx.error(f"unknown value attribute {name!r}")
-    return [ctx.const(array, _element_type(ctx, attr))]
-
-
-def _element_type(ctx: NodeContext, attr: onnx.AttributeProto):  # type: ignore[no-untyped-def]
-    from ._util import onnx_type
-
-    if attr.name == "value":
-        return onnx_type(ctx, attr.t.data_type)
-    if attr.name == "sparse_value":
-        return onnx_type(ctx, attr.sparse_tensor.values.data_type)
-    return None
+    return [ctx.const(array, et)]
 
 
 def _dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
+    """A sparse tensor (linear or coordinate indices) as a dense array."""
     values = onnx.numpy_helper.to_array(sparse.values)
     indices = onnx.numpy_helper.to_array(sparse.indices)
     dims = tuple(sparse.dims)
@@ -414,18 +409,15 @@ def _dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
 
 @onnx_op("ConstantOfShape", 9, 20, 21, 23, 24, 25)
 def constant_of_shape(ctx: NodeContext) -> list[Value | None]:
+    """A scalar Const broadcast to the shape (the value defaults to float32 0)."""
     target = convert(ctx, ctx.required_input(0), I64)
-    value = ctx.attr("value")
-    if value is None:
+    attr = next((a for a in ctx.node.attribute if a.name == "value"), None)
+    if attr is None:
         scalar = ctx.const(np.float32(0))
     else:
-        array = np.asarray(value)
-        scalar = ctx.const(array.reshape(()), _element_type(ctx, _attribute(ctx, "value")))
+        array = onnx.numpy_helper.to_array(attr.t)
+        scalar = ctx.const(array.reshape(()), onnx_type(ctx, attr.t.data_type))
     return [emit1(ctx, "Broadcast", "opset3", [scalar, target], {"mode": "numpy"})]
-
-
-def _attribute(ctx: NodeContext, name: str) -> onnx.AttributeProto:
-    return next(a for a in ctx.node.attribute if a.name == name)
 
 
 @onnx_op("Range", 11, 27)
