@@ -3,8 +3,11 @@
 Bodies are compiled once into sub-``Plan``s when the outer plan is compiled.
 Compilation also turns the ``port_map`` and ``back_edges`` into index lists
 (which body Parameter takes which outer input, back-edge value, slice or the
-iteration number; which body Result feeds which output), so an iteration is a
-call of the body plan plus a few list assignments: no graph work.
+iteration number; which body Result feeds which output), and ``loopgen`` turns
+those and the body plan into one generated Python loop: no graph work and no
+per-iteration calls or lists beyond the body's own numpy calls. This module
+keeps the semantics around it: trip counts, caps, slicing, zero iterations and
+the outputs.
 
 Semantics follow the OpenVINO specs (``Loop-5``, ``TensorIterator-1``, ``If-8``)
 and, where the specs are silent, OpenVINO's own implementations:
@@ -26,7 +29,6 @@ and, where the specs are silent, OpenVINO's own implementations:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +36,7 @@ import numpy as np
 from ..errors import ExecutionError
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
+from .loopgen import Iterate, annotate_iteration, generate, stack
 from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, describe_layer, layer_path
 
 UNBOUNDED_LOOP_CAP = 1_000_000
@@ -99,6 +102,7 @@ class _Iteration:
     concat: list[_Concat] = field(default_factory=list)
     zero: dict[int, _ZeroIteration] = field(default_factory=dict)  # output -> source
     num_outputs: int = 0
+    iterate: Iterate | None = None  # the generated iterations (loopgen), set last
 
 
 def _fail(layer: Layer, scope: str, message: str, line: int | None = None) -> ExecutionError:
@@ -275,6 +279,9 @@ def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: _Iteration,
 
 def _scalar(value: np.ndarray, what: str, kinds: str, layer: Layer, scope: str) -> int | bool:
     """The single element of a scalar or 1-element tensor of a dtype kind in ``kinds``."""
+    if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in kinds:
+        item = value.item()  # the common case, without the copies below
+        return bool(item) if kinds == "b" else int(item)
     arr = np.asarray(value)
     if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in kinds:
         want = "boolean" if kinds == "b" else "i32 or i64"
@@ -284,9 +291,10 @@ def _scalar(value: np.ndarray, what: str, kinds: str, layer: Layer, scope: str) 
     return bool(item) if kinds == "b" else int(item)
 
 
-def _slicer(spec: _Slice, value: np.ndarray, layer: Layer, scope: str
-            ) -> tuple[int, Callable[[int], np.ndarray]]:
-    """How many parts ``value`` yields under ``spec``, and a function giving part ``i``."""
+def _bounds(spec: _Slice, value: np.ndarray, layer: Layer, scope: str
+            ) -> tuple[np.ndarray, int, int, int, int]:
+    """``value`` as an array, the normalised axis, the range ``[lo, hi)`` and the part
+    count of a sliced input; raises when the range does not fit or split."""
     arr = np.asarray(value)
     axis = spec.axis + arr.ndim if spec.axis < 0 else spec.axis
     if not 0 <= axis < arr.ndim:
@@ -306,32 +314,40 @@ def _slicer(spec: _Slice, value: np.ndarray, layer: Layer, scope: str
     if length >= part and (length - part) % step:
         raise _fail(layer, scope, f"sliced input on port {spec.port_id}: the range of length "
                     f"{length} does not split into parts of {part} every {step}")
+    return arr, axis, lo, hi, count
+
+
+def _parts(spec: _Slice, value: np.ndarray, limit: int, layer: Layer, scope: str,
+           squeeze: bool = False) -> list[np.ndarray]:
+    """The first ``limit`` parts of a sliced input, in iteration order: views
+    ``value[..., b:b + part_size, ...]`` (no copies); with ``squeeze`` (part size 1),
+    ``value[..., b, ...]``, the part with its slicing axis squeezed away."""
+    arr, axis, lo, hi, count = _bounds(spec, value, layer, scope)
+    count = min(count, limit)
+    step, part = abs(spec.stride), spec.part_size
+    if part == 1:
+        # rows[b] is arr[..., b:b + 1, ...] (squeezed: arr[..., b, ...]): list() makes
+        # the views in C.
+        rows = np.moveaxis(arr if squeeze else np.expand_dims(arr, axis + 1), axis, 0)
+        walk = rows[lo::step] if spec.stride > 0 else rows[hi - 1::-step]
+        return list(walk[:count])
     lead = (slice(None),) * axis
-    if spec.stride > 0:
-        def part_at(i: int) -> np.ndarray:
-            b = lo + i * step
-            return arr[(*lead, slice(b, b + part))]
-    else:
-        def part_at(i: int) -> np.ndarray:
-            b = hi - part - i * step
-            return arr[(*lead, slice(b, b + part))]
-    return count, part_at
+    first = lo if spec.stride > 0 else hi - part
+    sign = 1 if spec.stride > 0 else -1
+    return [arr[(*lead, slice(b, b + part))]
+            for b in range(first, first + sign * step * count, sign * step)]
 
 
-_BLOCK = 4096
-_FIRST_BLOCKS: dict[np.dtype, np.ndarray] = {}
-
-
-def _counter_block(start: int, dtype: np.dtype) -> np.ndarray:
-    """Iteration numbers ``start .. start + _BLOCK - 1``, read-only (the first block is
-    shared by every loop of that dtype)."""
-    if start == 0 and dtype in _FIRST_BLOCKS:
-        return _FIRST_BLOCKS[dtype]
-    block = np.arange(start, start + _BLOCK, dtype=dtype)
-    block.flags.writeable = False
-    if start == 0:
-        _FIRST_BLOCKS[dtype] = block
-    return block
+def _squeezes_match(it: _Iteration, outer: list[np.ndarray], squeezed: dict[int, int]) -> bool:
+    """Is every Squeeze axis in ``squeezed`` (sliced input -> axis) its input's slicing
+    axis, once both are normalised against the input's rank?"""
+    for k, axis in squeezed.items():
+        spec = it.slices[k]
+        rank = np.ndim(outer[spec.outer])
+        sliced = spec.axis + rank if spec.axis < 0 else spec.axis
+        if not -rank <= axis < rank or (axis + rank if axis < 0 else axis) != sliced:
+            return False
+    return True
 
 
 def _concatenate(values: list[np.ndarray], spec: _Concat, layer: Layer,
@@ -355,68 +371,38 @@ def _concatenate(values: list[np.ndarray], spec: _Concat, layer: Layer,
 def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip: int | None,
          cond: bool, cap: int | None, cap_note: str) -> list[np.ndarray]:
     """Iterate ``it.body`` while ``i < trip`` (``None``: unbounded) and ``cond`` holds."""
-    body_in: list = [None] * len(it.body.parameters)
-    for p, o in it.fixed:
-        body_in[p] = outer[o]
-    slicers = []
-    available: int | None = None
-    for spec in it.slices:
-        count, part_at = _slicer(spec, outer[spec.outer], layer, scope)
-        slicers.append((spec.param, part_at))
-        available = count if available is None else min(available, count)
-    current, dtype, shape = it.current, it.current_dtype, it.current_shape
-    count_current = current is not None and not it.current_fed_back
-    scalar_counter = shape == ()
-    block_start, block = 0, _counter_block(0, dtype)
-    if current is not None and body_in[current] is None:
-        body_in[current] = np.zeros(shape, dtype)
     bound = trip if trip is not None else sys.maxsize
     capped = cap is not None and cap < bound
     if capped and trip is not None and it.condition is None:
         raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]  # a plain for loop
     end = cap if capped else bound
-    collected: list[list[np.ndarray]] = [[] for _ in it.concat]
-    scans = list(zip(collected, [c.result for c in it.concat]))
-    back, condition, execute = it.back, it.condition, it.body.execute
-    outs: list[np.ndarray] = []
-    i = 0
-    try:
-        while cond and i < end:  # type: ignore[operator]
-            if slicers:
-                if i >= available:  # type: ignore[operator]
-                    raise _fail(layer, scope, f"iteration {i} needs part {i} of the sliced "
-                                f"inputs, which have only {available} parts")
-                for p, part_at in slicers:
-                    body_in[p] = part_at(i)
-            if count_current and i:
-                k = i - block_start
-                if k >= _BLOCK:
-                    block_start, k = i, 0
-                    block = _counter_block(i, dtype)
-                # Read-only views of a counter block: far cheaper than a new array each time.
-                body_in[current] = block[k, ...] if scalar_counter else block[k:k + 1]
-            outs = execute(body_in)
-            for values, r in scans:
-                values.append(outs[r])
-            if condition is not None:
-                c = outs[condition]
-                if c.__class__ is np.ndarray and c.dtype == np.bool_ and c.size == 1 \
-                        and c.ndim < 2:
-                    cond = bool(c)
-                else:
-                    cond = _scalar(c, "the body's execution condition", "b", layer, scope)
-            for p, r in back:
-                body_in[p] = outs[r]
-            i += 1
-    except ExecutionError as err:
-        _annotate(err, f"iteration {i} of {layer_path(layer, scope)}")
-        raise
+    lim = end if cond else 0
+    parts = []
+    available = None
+    for spec in it.slices:
+        count = _bounds(spec, outer[spec.outer], layer, scope)[4]
+        available = count if available is None else min(available, count)
+    iterate: Iterate = it.iterate  # type: ignore[assignment]
+    run = iterate.run
+    if available is not None:
+        lim = min(lim, available)
+        squeezed: dict[int, int] = {}
+        if iterate.run_squeezed is not None and _squeezes_match(it, outer, iterate.squeezed):
+            run, squeezed = iterate.run_squeezed, iterate.squeezed
+        parts = [_parts(spec, outer[spec.outer], lim, layer, scope, k in squeezed)
+                 for k, spec in enumerate(it.slices)]
+    i, cond, lasts, collected = run(outer, parts, lim, cond)
+    if available is not None and cond and i == available < end:
+        err = _fail(layer, scope, f"iteration {i} needs part {i} of the sliced inputs, which "
+                    f"have only {available} parts")
+        annotate_iteration(err, f"iteration {i} of {layer_path(layer, scope)}")
+        raise err
     if capped and cond and i == cap:  # it would run another iteration
         raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]
     result: list = [None] * it.num_outputs
-    for o, r in it.last:
+    for (o, _), last in zip(it.last, lasts):
         if i:
-            result[o] = outs[r]
+            result[o] = last
             continue
         zero = it.zero[o]
         if zero.error is not None:
@@ -425,9 +411,16 @@ def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip
         # inputs or the value kept here for the next run.
         source = outer[zero.outer] if zero.outer is not None else zero.value
         result[o] = np.array(source, copy=True)
-    for spec, values in zip(it.concat, collected):
+    for ci, (spec, values) in enumerate(zip(it.concat, collected)):
         if values:
-            result[spec.output] = _concatenate(values, spec, layer, scope)
+            fusion = iterate.stacking.get(ci)
+            if fusion is None:
+                result[spec.output] = _concatenate(values, spec, layer, scope)
+            else:
+                result[spec.output] = stack(
+                    values, spec, fusion, it.body,
+                    lambda vs, spec=spec: _concatenate(vs, spec, layer, scope),
+                    layer_path(layer, scope))
         elif spec.empty_dims is None:
             raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
                         f"zero iterations and the empty concatenation has no known shape: "
@@ -437,14 +430,11 @@ def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip
     return result
 
 
-def _annotate(err: ExecutionError, where: str) -> None:
-    """Add the loop iteration an error happened in, innermost first: ``(at iteration 2 of
-    3/body/5; iteration 0 of 3)``."""
-    if err.message.endswith(")") and " (at iteration " in err.message:
-        err.message = f"{err.message[:-1]}; {where})"
-    else:
-        err.message = f"{err.message} (at {where})"
-    err.args = (err.format(),)
+def _condition_check(layer: Layer, scope: str):  # type: ignore[no-untyped-def]
+    def check(value: np.ndarray) -> bool:
+        return _scalar(value, "the body's execution condition", "b", layer, scope)  # type: ignore[return-value]
+
+    return check
 
 
 def _limit(layer: Layer, scope: str, cap: int, note: str) -> ExecutionError:
@@ -477,6 +467,7 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         if constant is not None and constant.size == 1 and constant.dtype == np.bool_ \
                 and bool(constant.reshape(())):
             it.condition = None
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
 
     def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
         trip = _scalar(inputs[0], "the trip count (input 0)", "iu", layer, scope)
@@ -486,6 +477,7 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         return _run(it, layer, scope, inputs, None if unbounded else int(trip), bool(cond), cap,
                     note)
 
+    loop.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
     return loop
 
 
@@ -495,9 +487,10 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     if it.current is not None:
         raise _fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
     it.condition = None
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
 
     def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        counts = {_slicer(s, inputs[s.outer], layer, scope)[0] for s in it.slices}
+        counts = {_bounds(s, inputs[s.outer], layer, scope)[4] for s in it.slices}
         if len(counts) > 1:
             raise _fail(layer, scope, f"the sliced inputs give different iteration counts: "
                         f"{sorted(counts)}")
@@ -505,6 +498,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
         cap, note = _cap(options, False)
         return _run(it, layer, scope, inputs, trip, True, cap, note)
 
+    tensor_iterator.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
     return tensor_iterator
 
 

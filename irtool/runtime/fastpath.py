@@ -1,4 +1,4 @@
-"""Compile-time specialisation of a few hot kernels.
+"""Compile-time specialisation of hot kernels.
 
 When the plan compiler knows some inputs of a step are constants, it asks this
 module for a faster kernel. A fast kernel never redefines an operation: it
@@ -7,15 +7,28 @@ index) or replays what the operation's own kernel did for the same input shape
 (the output shape of a reshape-like op), and falls back to the operation's
 kernel for everything else. Loop bodies call their kernels once per iteration,
 so this is where the per-call parsing of constant axes would hurt most.
+
+``inline_for`` goes one step further for plain numpy math (elementwise ops with
+numpy broadcasting, unary math, MatMul without transposes): it describes the
+step as one direct call of the numpy function, which the generated plan code
+makes when a run-time guard (every non-constant input is an ndarray of the
+expected dtype) holds, and calls the operation's kernel otherwise. The guard is
+chosen so that the direct call computes exactly what the kernel would: same
+function, same arguments, and the kernel's dtype and 0-d fix-ups provably
+no-ops.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..opset import Op
+from ..ir.graph import Layer
+from ..opset import Op, lookup
+from ..opset.elementwise import BinaryElementwise, UnaryElementwise
+from ..opset.math_misc import MatMul
 
 Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 Specialiser = Callable[[Op, Sequence["np.ndarray | None"]], "Kernel | None"]
@@ -41,7 +54,14 @@ def _gather(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
                 return [data[(slice(None),) * ax + (i,)].copy()]
         return general(inputs)
 
+    # Loop bodies recognise this kernel (and its axis) to index by the iteration number.
+    gather.gather_axis = axis  # type: ignore[attr-defined]
     return gather
+
+
+def gather_axis(kernel: Kernel) -> int | None:
+    """The constant axis of a fast Gather kernel (None: not one)."""
+    return getattr(kernel, "gather_axis", None)
 
 
 def _reshape_like(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
@@ -82,3 +102,159 @@ def specialise(layer_type: str, op: Op, consts: Sequence[np.ndarray | None]) -> 
     maker = FAST_PATHS.get(layer_type)
     fast = maker(op, consts) if maker is not None else None
     return fast if fast is not None else op.compute
+
+
+# ---------------------------------------------------------------------------
+# Inline steps
+
+
+@dataclass(frozen=True)
+class Inline:
+    """A step the generated plan code runs as ``func(*inputs)`` when the guard holds.
+
+    The guard: every input in ``guarded`` (the non-constant ones) is exactly an
+    ``np.ndarray`` (no subclass) whose dtype is ``dtype``, and the ranks of the inputs
+    in ``ndim_inputs`` add up to at least ``min_ndim`` (so that the result is an array,
+    not a numpy scalar: for elementwise ops some input has a dim, for MatMul not both
+    operands are vectors). Otherwise the step calls ``kernel``, the step's own kernel;
+    a plan only inlines while the step still holds that kernel.
+
+    When the guard holds, the result is an ndarray of ``out_dtype``; its rank is the
+    largest input rank (elementwise) or at least 1 (``matmul``). ``const_ndims`` has
+    the rank of each constant input (None for the others). Plans use these facts to
+    check a chain of inlined steps once, at its start.
+    """
+
+    func: Callable[..., np.ndarray]
+    dtype: np.dtype
+    guarded: tuple[int, ...]
+    kernel: Kernel
+    out_dtype: np.dtype
+    const_ndims: tuple[int | None, ...]
+    matmul: bool = False
+    ndim_inputs: tuple[int, ...] = ()
+    min_ndim: int = 0
+
+
+# Unary ops whose (non-ufunc) numpy function gives a new array of a dtype that depends on
+# the input's dtype only; ops whose ``fn`` is a numpy ufunc qualify anyway.
+_UNARY_FUNCTIONS = frozenset({
+    "Relu", "ReLU", "Sigmoid", "Clamp", "Exp", "Log", "Sqrt", "Asin", "Acos", "Sinh", "Cosh",
+    "Acosh", "Atanh", "SoftPlus", "SoftSign", "HSwish", "HSigmoid", "Mish",
+})
+_PLAIN_KINDS = "biuf"
+
+
+def _declared_dtype(layer: Layer, consts: Sequence[np.ndarray | None]) -> np.dtype | None:
+    """The one dtype every input is declared (or, for constants, known) to have."""
+    found: set[np.dtype] = set()
+    for k, port in enumerate(layer.inputs):
+        const = consts[k] if k < len(consts) else None
+        if const is not None:
+            if const.__class__ is not np.ndarray:
+                return None
+            found.add(const.dtype)
+        elif port.precision is not None and port.precision.dtype is not None:
+            found.add(port.precision.dtype)
+        else:
+            return None
+    if len(found) != 1:
+        return None
+    dtype = found.pop()
+    # Canonical builtin dtypes only: the guard compares with ``is``.
+    if dtype.kind not in _PLAIN_KINDS or np.dtype(dtype.str) is not dtype \
+            or not dtype.isnative:
+        return None
+    return dtype
+
+
+def _probe(func: Callable[..., np.ndarray], consts: Sequence[np.ndarray | None],
+           dtype: np.dtype, want: np.dtype, matmul: bool) -> bool:
+    """Does ``func`` on stand-ins for the non-constant inputs return a fresh ndarray of
+    dtype ``want``? (The dtype of a numpy function's result depends on the input dtypes
+    only, so one probe tells for every run.)"""
+    args = [c if c is not None else np.zeros(1, dtype) for c in consts]
+    if matmul:  # stand-ins that fit the constant operand's inner dimension
+        a, b = consts
+        k = 1
+        if b is not None and b.ndim:
+            k = b.shape[-2] if b.ndim >= 2 else b.shape[0]
+        elif a is not None and a.ndim:
+            k = a.shape[-1]
+        args = [a if a is not None else np.zeros((1, k), dtype),
+                b if b is not None else np.zeros((k, 1), dtype)]
+    try:
+        with np.errstate(all="ignore"):
+            out = func(*args)
+    except Exception:
+        return False
+    return out.__class__ is np.ndarray and out.dtype == want \
+        and not any(np.may_share_memory(out, a) for a in args)
+
+
+def _is_registered(op: Op) -> bool:
+    return lookup(op.type, op.version) is type(op)
+
+
+def inline_for(layer: Layer, op: Op, consts: Sequence[np.ndarray | None],
+               kernel: Kernel) -> Inline | None:
+    """How to inline ``layer``'s step, or None when it keeps its kernel call.
+
+    ``consts[k]`` is input ``k``'s constant value (None: computed at run time);
+    ``kernel`` is the step's kernel, which stays the fallback.
+    """
+    consts = list(consts) + [None] * (len(layer.inputs) - len(consts))
+    if len(consts) != len(layer.inputs) or len(layer.outputs) != 1:
+        return None
+    cls = type(op)
+    min_ndim = 1
+    if isinstance(op, BinaryElementwise) and len(consts) == 2:
+        # compute() = fn(a, b), cast to a's dtype (or bool): a no-op for same-dtype inputs.
+        if cls.compute is not BinaryElementwise.compute or op.auto_broadcast != "numpy" \
+                or not isinstance(op.fn, np.ufunc):
+            return None
+        func = op.fn
+        bool_out = op.bool_result
+    elif isinstance(op, UnaryElementwise) and len(consts) == 1:
+        # compute() = fn(x) cast to x's dtype, except integer or 16-bit float input to a
+        # float-only function (computed in a wider type): those fall back.
+        if cls.compute is not UnaryElementwise.compute:
+            return None
+        func = op.fn
+        if not isinstance(func, np.ufunc) and not (
+                layer.type in _UNARY_FUNCTIONS and _is_registered(op)):
+            return None
+        bool_out = op.bool_result
+    elif isinstance(op, MatMul) and len(consts) == 2:
+        # compute() = matmul(a, b) in a's dtype; half floats are widened first (fall back).
+        if cls.compute is not MatMul.compute or op.transpose_a or op.transpose_b:
+            return None
+        func, bool_out, min_ndim = np.matmul, False, 3
+    else:
+        return None
+    dtype = _declared_dtype(layer, consts)
+    if dtype is None:
+        return None
+    half = dtype.kind == "f" and dtype.itemsize < 4
+    if half and (isinstance(op, MatMul) or
+                 (isinstance(op, UnaryElementwise) and op.float_only)):
+        return None
+    if isinstance(op, UnaryElementwise) and op.float_only and dtype.kind != "f":
+        return None
+    want = np.dtype(np.bool_) if bool_out else dtype
+    if not _probe(func, consts, dtype, want, func is np.matmul):
+        return None
+    guarded = tuple(k for k, c in enumerate(consts) if c is None)
+    if not guarded:
+        return None  # all constant: nothing to gain
+    # A constant of enough dims already makes the result an array (and a matmul operand
+    # of rank >= 2 rules out the scalar 1-D @ 1-D case); otherwise guard an input's rank.
+    const_ndims = tuple(None if c is None else c.ndim for c in consts)
+    matmul = func is np.matmul
+    # Elementwise: the result is an array when the ranks add up to 1 or more. MatMul:
+    # when they add up to 3 or more (not two vectors; a 0-d operand fails the same way
+    # in the kernel), or when a constant operand is a matrix.
+    need = min_ndim - sum(c.ndim for c in consts if c is not None)
+    if need <= 0 or (matmul and any(c is not None and c.ndim >= 2 for c in consts)):
+        return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul)
+    return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul, guarded, need)

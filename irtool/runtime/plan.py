@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import make_op
-from .fastpath import specialise
+from .fastpath import Inline, inline_for, specialise
 
 Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 
@@ -29,6 +29,13 @@ class Step:
     kernel: Kernel
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    inline: Inline | None = None  # see fastpath.inline_for; used while ``kernel`` is unchanged
+
+    @property
+    def inlined(self) -> Inline | None:
+        """The inline form the generated code uses, if any."""
+        inline = self.inline
+        return inline if inline is not None and inline.kernel is self.kernel else None
 
 
 @dataclass
@@ -81,51 +88,207 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
 
     This is the "no per-step cost" part of compile-once-run-many: no loop over
     steps, no slot list, no tuple unpacking; kernels and constants are closure
-    variables. The source holds only generated identifiers and integers (no names
-    from the IR), and ``n`` tracks the running step so a failure names its layer.
+    variables, and inlined steps (``fastpath.inline_for``) are direct numpy calls.
+    The source holds only generated identifiers and integers (no names from the
+    IR). A failure is traced to its step by the line it happened on, so running
+    the plan does no bookkeeping for error messages.
     """
-    free: dict[str, object] = {}
-
-    def name(slot: int) -> str:
-        return f"c{slot}" if slot in plan.constants else f"v{slot}"
-
+    code = Code()
     for slot, value in plan.constants.items():
-        free[f"c{slot}"] = value
-    body = ["n = -1"]
+        code.free[f"c{slot}"] = value
     if plan.input_slots:
-        body.append(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs")
-    elif True:
-        body.append("if len(inputs): raise ValueError")
-    for index, step in enumerate(plan.steps):
-        free[f"k{index}"] = step.kernel
-        args = ", ".join(name(i) for i in step.inputs)
-        call = f"k{index}([{args}])"
-        body.append(f"n = {index}")
-        if len(step.outputs) == 1:
-            body.append(f"v{step.outputs[0]} = {call}[0]")
-        elif step.outputs:
-            body.append(f"r = {call}")
-            body.extend(f"v{slot} = r[{k}]" for k, slot in enumerate(step.outputs))
-        else:
-            body.append(call)
-    outputs = ", ".join(name(i) for i in plan.output_slots)
-    free["IRToolError"] = IRToolError
-    free["failure"] = plan._failure
-    source = "\n".join([
-        f"def make({', '.join(free)}):",
-        "    def run(inputs):",
-        "        try:",
-        *(f"            {line}" for line in body),
-        "        except IRToolError:",
-        "            raise",
-        "        except Exception as err:",
-        "            raise failure(n, inputs, err) from err",
-        f"        return [{outputs}]",
-        "    return run",
+        code.add(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs", -1)
+    else:
+        code.add("if len(inputs): raise ValueError", -1)
+    emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot))
+    outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
+    code.free["IRToolError"] = IRToolError
+    code.free["failure"] = plan._failure
+    return code.build(f"<plan {plan.scope or 'top'}>", "inputs", [
+        "try:",
+        *code.indented(1),
+        "except IRToolError:",
+        "    raise",
+        "except Exception as err:",
+        "    raise failure(step_at(err), inputs, err) from err",
+        f"return [{outputs}]",
     ])
-    namespace: dict[str, object] = {}
-    exec(compile(source, f"<plan {plan.scope or 'top'}>", "exec"), namespace)
-    return namespace["make"](**free)  # type: ignore[operator]
+
+
+def value_name(plan: Plan, slot: int) -> str:
+    """The generated identifier holding ``slot``: ``c<slot>`` (constant) or ``v<slot>``."""
+    return f"c{slot}" if slot in plan.constants else f"v{slot}"
+
+
+class Code:
+    """Generated source under construction: lines, the step each line runs (for error
+    messages) and the free variables (kernels, constants, functions) it refers to."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, int | None]] = []
+        self.free: dict[str, object] = {}
+
+    def add(self, line: str, step: int | None = None) -> None:
+        self.lines.append((line, step))
+
+    def indented(self, depth: int) -> list[tuple[str, int | None]]:
+        return [("    " * depth + line, step) for line, step in self.lines]
+
+    def build(self, filename: str, args: str, body: list) -> Callable:  # type: ignore[type-arg]
+        """Compile ``def run(<args>): <body>`` (``body`` mixes plain lines and the
+        ``(line, step)`` pairs of ``indented``) as a closure over ``free``. Inside, the
+        name ``step_at(err)`` gives the step whose line raised ``err`` (-1: none)."""
+        header = [f"def make({', '.join(self.free)}, step_at):", f"    def run({args}):"]
+        source, steps = list(header), {}
+        for item in body:
+            line, step = item if isinstance(item, tuple) else (item, None)
+            source.append("        " + line)
+            if step is not None:
+                steps[len(source)] = step
+
+        def step_at(err: BaseException) -> int:
+            tb = err.__traceback__
+            return steps.get(tb.tb_lineno, -1) if tb is not None else -1
+
+        source.append("    return run")
+        namespace: dict[str, object] = {}
+        text = "\n".join(source)
+        exec(compile(text, filename, "exec"), namespace)
+        run = namespace["make"](**self.free, step_at=step_at)  # type: ignore[operator]
+        run.source = text  # for tests and debugging
+        return run  # type: ignore[no-any-return]
+
+
+def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[int], str]
+               ) -> None:
+    """Add the lines running ``steps`` (``(index, step)`` pairs, in order) to ``code``.
+
+    Consecutive inlined steps form a chain checked once: the guard of the first step
+    and the facts each guarded call establishes about its result (an ndarray of a known
+    dtype and a minimum rank) imply the guards of the next ones, so the chain's fast
+    branch is plain numpy calls, and its other branch runs each step on its own
+    (``emit_step``). A step whose guard the facts do not imply starts a new chain.
+    """
+    chain = _Chain(name)
+    for index, step in steps:
+        if step.inlined is not None and len(step.outputs) == 1 and chain.admit(index, step):
+            continue
+        chain.emit(code)
+        chain = _Chain(name)
+        if step.inlined is None or len(step.outputs) != 1 or not chain.admit(index, step):
+            emit_step(code, index, step, name)
+    chain.emit(code)
+
+
+class _Chain:
+    """Consecutive inlined steps with one guard on the values they take from outside."""
+
+    def __init__(self, name: Callable[[int], str]) -> None:
+        self.name = name
+        self.steps: list[tuple[int, Step]] = []
+        self.facts: dict[str, tuple[np.dtype, int]] = {}  # made inside: dtype, min rank
+        self.dtypes: dict[str, np.dtype] = {}  # taken from outside: the dtype tested
+        self.ranks: dict[tuple[str, ...], int] = {}  # outside values: least sum of ranks
+
+    def _rank(self, arg: str) -> int:
+        """The least rank ``arg`` is known to have inside the chain."""
+        if arg in self.facts:
+            return self.facts[arg][1]
+        return self.ranks.get((arg,), 0)
+
+    def admit(self, index: int, step: Step) -> bool:
+        """Add ``step`` if its guard follows from the chain's guard and facts."""
+        inline = step.inlined
+        assert inline is not None
+        args = [self.name(i) for i in step.inputs]
+        dtypes = dict(self.dtypes)
+        for k in inline.guarded:
+            known = self.facts.get(args[k])
+            if known is not None:
+                if known[0] != inline.dtype:
+                    return False
+            elif dtypes.setdefault(args[k], inline.dtype) != inline.dtype:
+                return False
+        ranks = dict(self.ranks)
+        if inline.ndim_inputs:
+            names = [args[k] for k in inline.ndim_inputs]
+            inside = sum(self._rank(n) for n in names if n in self.facts)
+            outside = tuple(sorted({n for n in names if n not in self.facts}))
+            need = inline.min_ndim - inside
+            if need > sum(self._rank(n) for n in outside):
+                if not outside:
+                    return False  # only a test inside the chain could tell
+                ranks[outside] = max(ranks.get(outside, 0), need)
+        self.dtypes, self.ranks = dtypes, ranks
+        if inline.matmul:
+            rank = 1
+        else:
+            known = [self._rank(a) if k in inline.guarded else inline.const_ndims[k] or 0
+                     for k, a in enumerate(args)]
+            rank = max([*known, 1 if inline.ndim_inputs else 0])
+        self.facts[f"v{step.outputs[0]}"] = (inline.out_dtype, rank)
+        self.steps.append((index, step))
+        return True
+
+    def emit(self, code: Code) -> None:
+        if len(self.steps) < 2:
+            for index, step in self.steps:
+                emit_step(code, index, step, self.name)
+            return
+        code.free["ndarray"] = np.ndarray
+        first = self.steps[0][0]
+        tests = []
+        for k, (arg, dtype) in enumerate(self.dtypes.items()):
+            code.free[f"E{first}_{k}"] = dtype
+            tests += [f"{arg}.__class__ is ndarray", f"{arg}.dtype is E{first}_{k}"]
+        tests += [f"{' + '.join(f'{n}.ndim' for n in names)} >= {need}"
+                  for names, need in self.ranks.items()]
+        code.add(f"if {' and '.join(tests) or 'True'}:", first)
+        for index, step in self.steps:
+            inline = step.inlined
+            assert inline is not None
+            code.free[f"f{index}"] = inline.func
+            args = ", ".join(self.name(i) for i in step.inputs)
+            code.add(f"    v{step.outputs[0]} = f{index}({args})", index)
+        code.add("else:", first)
+        inner = Code()
+        for index, step in self.steps:
+            emit_step(inner, index, step, self.name)
+        code.free.update(inner.free)
+        for line, index in inner.lines:
+            code.add("    " + line, index)
+
+
+def emit_step(code: Code, index: int, step: Step, name: Callable[[int], str],
+              outputs: Sequence[str] | None = None) -> None:
+    """Add the lines running ``step`` (number ``index``) to ``code``: a kernel call, or
+    for an inlined step a guarded direct call with the kernel call as the other branch.
+    ``outputs`` overrides the names the step's results are stored in."""
+    outs = list(outputs) if outputs is not None else [f"v{slot}" for slot in step.outputs]
+    args = [name(i) for i in step.inputs]
+    code.free[f"k{index}"] = step.kernel
+    call = f"k{index}([{', '.join(args)}])"
+    inline = step.inlined
+    if inline is not None and len(outs) == 1:
+        code.free[f"f{index}"] = inline.func
+        code.free[f"D{index}"] = inline.dtype
+        code.free["ndarray"] = np.ndarray
+        tests = []
+        for k in inline.guarded:
+            tests += [f"{args[k]}.__class__ is ndarray", f"{args[k]}.dtype is D{index}"]
+        if inline.ndim_inputs:
+            ndims = " + ".join(f"{args[k]}.ndim" for k in inline.ndim_inputs)
+            tests.append(f"{ndims} >= {inline.min_ndim}")
+        code.add(f"if {' and '.join(tests)}:", index)
+        code.add(f"    {outs[0]} = f{index}({', '.join(args)})", index)
+        code.add("else:", index)
+        code.add(f"    {outs[0]} = {call}[0]", index)
+    elif len(outs) == 1:
+        code.add(f"{outs[0]} = {call}[0]", index)
+    elif outs:
+        code.add(f"{', '.join(outs)}, *_ = {call}", index)
+    else:
+        code.add(call, index)
 
 
 def layer_path(layer: Layer, scope: str) -> str:
@@ -195,7 +358,8 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
         ins = input_slots(layer)
         outs = tuple(new_slot(layer.id, p.id) for p in layer.outputs)
         consts = [constants.get(slot) for slot in ins]
-        steps.append(Step(layer, _kernel(layer, scope, options, consts), ins, outs))
+        kernel, inline = _kernel(layer, scope, options, consts)
+        steps.append(Step(layer, kernel, ins, outs, inline))
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id if p.outputs else 0)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
@@ -210,10 +374,10 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions,
-            consts: list[np.ndarray | None]) -> Kernel:
+            consts: list[np.ndarray | None]) -> tuple[Kernel, Inline | None]:
     compiler = CONTROL_FLOW.get(layer.type)
     if compiler is not None:
-        return compiler(layer, scope, options)
+        return compiler(layer, scope, options), None
     try:
         op = make_op(layer.type, layer.version, layer.attrs)
     except KeyError:
@@ -221,4 +385,5 @@ def _kernel(layer: Layer, scope: str, options: RunOptions,
                              "irtool runtime", layer=describe_layer(layer, scope)) from None
     except ValueError as err:
         raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
-    return specialise(layer.type, op, consts)
+    kernel = specialise(layer.type, op, consts)
+    return kernel, inline_for(layer, op, consts, kernel)
