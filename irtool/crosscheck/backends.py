@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -164,15 +164,20 @@ class OpenVINOFrontendBackend(Backend):
 
         from .openvino_backend import run_ir
 
-        _read_with_openvino(self.onnx_path)  # a frontend failure, with its real reason
+        ov_inputs = _read_with_openvino(self.onnx_path).inputs  # a frontend failure, its reason
         graph = onnx.load(str(self.onnx_path), load_external_data=False).graph
         initialized = {t.name for t in graph.initializer}
         names = [vi.name for vi in graph.input if vi.name not in initialized]
         missing = [n for n in names if n not in inputs]
         if missing:
             raise BackendError(f"missing input(s) {', '.join(missing)}")
+        port_names = [port.get_names() for port in ov_inputs]
+        feed: dict[str, np.ndarray] | list[np.ndarray] = [inputs[n] for n in names]
+        if len(port_names) < len(names) and all(ns & set(names) for ns in port_names):
+            # The frontend drops inputs that only lend a type (CastLike's): feed by name.
+            feed = {n: inputs[n] for n in names if any(n in ns for ns in port_names)}
         # run_ir hands the path to ov.Core().read_model, which reads ONNX as well as IR.
-        outputs = run_ir(self.onnx_path, [inputs[n] for n in names])
+        outputs = run_ir(self.onnx_path, feed)
         out_names = [vi.name for vi in graph.output]
         if len(outputs) == len(out_names) and set(outputs) != set(out_names):
             return dict(zip(out_names, outputs.values()))
@@ -204,11 +209,12 @@ def openvino_frontend_reason(err: BaseException) -> str:
     return first_line(err)
 
 
-def _read_with_openvino(path: Path) -> None:
+def _read_with_openvino(path: Path) -> Any:
+    """OpenVINO's model read from ``path``; a failure is a ``BackendError`` saying why."""
     import openvino as ov
 
     try:
-        ov.Core().read_model(str(path))
+        return ov.Core().read_model(str(path))
     except Exception as err:
         raise BackendError(f"read_model: {openvino_frontend_reason(err)}") from None
 

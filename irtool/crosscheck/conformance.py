@@ -6,6 +6,8 @@ Paths (``PATHS``):
 * ``irtool-openvino``: ``irtool.convert`` -> IR files -> OpenVINO CPU;
 * ``irtool``: ``irtool.convert`` -> IR files -> irtool's runtime.
 
+OpenVINO runs with f32 inference precision (``openvino_backend.run_ir``), which
+feeds and reads bf16, f8 and 4-bit tensors as the raw bits its Python API uses.
 Each result is compared with the case's expected outputs under the case's
 ``rtol``/``atol`` (integers, booleans and strings exactly). A status is one of
 ``pass``, ``mismatch`` (it ran; a value, shape or dtype differs), ``error``
@@ -21,7 +23,8 @@ restarted. Reasons are single lines made deterministic (no temporary paths,
 addresses or OpenVINO's process-wide node counters), so a report generated
 twice from the same installed versions is identical.
 
-Usable from tests::
+The one runner behind ``bench/conformance.py`` (docs/conformance.md) and the slow
+tests ``tests/test_onnx_node_suite.py`` and ``tests/test_backend.py``::
 
     from irtool.crosscheck.conformance import node_case_names, run_cases
     results = run_cases(node_case_names(control_flow_only=True))
@@ -33,12 +36,12 @@ import json
 import os
 import re
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -59,6 +62,9 @@ CONTROL_FLOW_OPS = frozenset({"Loop", "Scan", "If"})
 CASE_TIMEOUT_S = 120.0
 # Loading the node cases in a fresh worker takes ~10 s, a few times that on a busy machine.
 WORKER_START_TIMEOUT_S = 180.0
+# irtool's runtime stops a loop after this many iterations (an error, not a hang); the node
+# cases need a few dozen.
+MAX_ITERATIONS = 100_000
 # A (case, path) whose worker dies is tried this many times before it counts as a crash.
 CRASH_ATTEMPTS = 3
 
@@ -148,6 +154,11 @@ def _feed_and_expected(case: Any) -> tuple[dict[str, np.ndarray], dict[str, np.n
     ins = [_as_array(v) for v in inputs]
     outs = [_as_array(v) for v in outputs]
     graph = case.model.graph
+    for vi in [*graph.input, *graph.output]:
+        if not vi.type.HasField("tensor_type"):
+            kind = (vi.type.WhichOneof("value") or "untyped").removesuffix("_type")
+            raise _NotApplicable(f"graph input/output {vi.name!r} is a {kind}: only tensors "
+                                 "can be fed or compared")
     initialized = {t.name for t in graph.initializer}
     names = [vi.name for vi in graph.input if vi.name not in initialized]
     if len(names) != len(ins):
@@ -218,7 +229,8 @@ def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
     except Exception as err:
         raise _Failed("error", f"convert: {first_line(err)}") from None
     ir_feed = {n: feed[n] for n in ir.input_names() if n in feed}
-    backend = OpenVINOBackend(xml) if path == "irtool-openvino" else IrtoolBackend(xml)
+    backend = OpenVINOBackend(xml) if path == "irtool-openvino" else \
+        IrtoolBackend(xml, max_iterations=MAX_ITERATIONS)
     return _stage("run", lambda: backend.run(ir_feed))
 
 
@@ -297,13 +309,9 @@ class _Worker:
         return [d.decode() for d in done]
 
     def kill(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        rc = self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-        return _describe_exit(rc)
+        from .isolate import stop_process
+
+        return _describe_exit(stop_process(self.proc))
 
     def last_error_line(self) -> str:
         self.stderr.seek(0)
@@ -312,12 +320,9 @@ class _Worker:
 
 
 def _describe_exit(rc: int) -> str:
-    if rc < 0:
-        try:
-            return f"process died: {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"process died: signal {-rc}"
-    return f"process exited with status {rc}"
+    from .isolate import exit_reason
+
+    return f"process died: {exit_reason(rc)}" if rc < 0 else f"process exited with status {rc}"
 
 
 def run_cases(names: Iterable[str], paths: Sequence[str] = PATHS, *, workers: int = 2,
@@ -419,6 +424,28 @@ def run_cases(names: Iterable[str], paths: Sequence[str] = PATHS, *, workers: in
         sel.close()
     order = {p: i for i, p in enumerate(paths)}
     return sorted(results.values(), key=lambda r: (r.case, order[r.path]))
+
+
+# -- summaries ---------------------------------------------------------------------------------
+
+
+Counts = dict[str, dict[str, int]]
+
+
+def count_statuses(results: Iterable[CaseResult], paths: Sequence[str] = PATHS) -> Counts:
+    """``{path: {status: count}}`` with every path and status present (zeros included)."""
+    tally = Counter((r.path, r.status) for r in results)
+    return {p: {s: tally[(p, s)] for s in STATUSES} for p in paths}
+
+
+def not_passing(results: Iterable[CaseResult], paths: Sequence[str],
+                limit: int = 20) -> str:
+    """Up to ``limit`` lines ``case path: status: reason`` of results on ``paths`` that are
+    neither ``pass`` nor ``n/a``, for assertion messages."""
+    bad = [f"{r.case} {r.path}: {r.status}: {r.reason}" for r in results
+           if r.path in paths and r.status not in ("pass", "n/a")]
+    more = [f"... and {len(bad) - limit} more"] if len(bad) > limit else []
+    return "\n".join(bad[:limit] + more)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,6 +57,27 @@ def _read(fd: int, deadline: float | None = None) -> Any:
     return pickle.loads(_read_exact(fd, size, deadline))
 
 
+def stop_process(proc: subprocess.Popen) -> int:
+    """Kill ``proc`` unless it has ended, close its pipes, and return its exit code."""
+    if proc.poll() is None:
+        proc.kill()
+    rc = proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+    return rc
+
+
+def exit_reason(rc: int) -> str:
+    """``SIGSEGV`` for a process killed by a signal, else ``exit status N``."""
+    if rc < 0:
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit status {rc}"
+
+
 class _Child:
     def __init__(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "irtool.crosscheck._isolate_child"],
@@ -80,18 +101,7 @@ class _Child:
         return payload
 
     def close(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        rc = self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-        if rc < 0:
-            try:
-                return signal.Signals(-rc).name
-            except ValueError:
-                return f"signal {-rc}"
-        return f"exit status {rc}"
+        return exit_reason(stop_process(self.proc))
 
     @property
     def alive(self) -> bool:

@@ -20,9 +20,7 @@ import numpy as np
 
 from ..errors import BackendError, IRToolError
 from ..ir import Model, read_model, write_model
-from ..ir.types import ELEMENT_TYPES
-
-BFLOAT16 = ELEMENT_TYPES["bf16"].dtype
+from ..ir.types import ELEMENT_TYPES, ElementType
 
 PathLike = str | os.PathLike
 
@@ -79,8 +77,9 @@ def run_ir(model_or_path: Model | PathLike,
             raise BackendError(f"OpenVINO cannot compile the model: {one_line(err)}",
                                file=where) from None
         feed = _feed(compiled, inputs, where)
+        request = compiled.create_infer_request()
         try:
-            result = compiled(feed)
+            request.infer(feed)
         except Exception as err:
             raise BackendError(f"OpenVINO inference failed: {one_line(err)}", file=where) from None
     ours = _irtool_output_names(model)
@@ -93,19 +92,49 @@ def run_ir(model_or_path: Model | PathLike,
             key = port.get_any_name()
         else:
             key = f"output{pos}"
-        outputs[key] = _from_openvino(port, np.array(result[port]))
+        outputs[key] = _from_openvino(request.get_tensor(port))
     return outputs
 
 
-def _is_bf16(et: Any) -> bool:
-    return et.get_type_name() == "bf16"
+def _raw_bits_type(et: Any) -> ElementType | None:
+    """irtool's type for ``et`` when OpenVINO's Python API carries its data as raw bits:
+    bf16 typed float16, f8 as uint8, 4-bit types packed two to a byte (low nibble first),
+    while numpy (ml_dtypes) has a real dtype for it."""
+    ours = ELEMENT_TYPES.get(et.get_type_name())
+    if ours is None or ours.dtype is None or ours.kind not in ("float", "int", "uint"):
+        return None
+    return ours if ours.dtype != np.dtype(et.to_dtype()) else None
 
 
-def _from_openvino(port: Any, value: np.ndarray) -> np.ndarray:
-    """OpenVINO's Python API hands bf16 data out typed as float16: reinterpret the bits."""
-    if _is_bf16(port.get_element_type()) and BFLOAT16 is not None:
-        return value.view(BFLOAT16)
-    return value
+def _to_bits(et: Any, ours: ElementType, value: np.ndarray) -> Any:
+    import openvino as ov
+
+    tensor = ov.Tensor(et, ov.Shape(list(value.shape)))
+    target = tensor.data
+    if ours.bitwidth == 4:
+        nibbles = np.ascontiguousarray(value).ravel().view(np.uint8) & 0x0F
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        target[...] = (nibbles[0::2] | (nibbles[1::2] << 4)).view(target.dtype)
+    else:
+        target[...] = np.ascontiguousarray(value).view(target.dtype)
+    return tensor
+
+
+def _from_openvino(tensor: Any) -> np.ndarray:
+    """An output tensor as numpy; raw-bit types (bf16, f8, 4-bit) get their ml_dtypes type."""
+    data = np.array(tensor.data)
+    ours = _raw_bits_type(tensor.get_element_type())
+    if ours is None:
+        return data
+    shape = tuple(tensor.get_shape())
+    if ours.bitwidth == 4:
+        raw = data.view(np.uint8).ravel()
+        nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+        nibbles[0::2], nibbles[1::2] = raw & 0x0F, raw >> 4
+        # ml_dtypes keeps a 4-bit value's code in the low nibble of its byte.
+        return nibbles[:int(np.prod(shape))].view(ours.dtype).reshape(shape)
+    return data.view(ours.dtype).reshape(shape)
 
 
 def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
@@ -141,13 +170,10 @@ def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> Any:
     et = port.get_element_type()
     if et.is_dynamic():
         return value
-    if _is_bf16(et) and BFLOAT16 is not None and value.dtype == BFLOAT16:
-        # numpy has no bf16: hand OpenVINO the bits in a bf16 tensor.
-        import openvino as ov
-
-        tensor = ov.Tensor(et, ov.Shape(list(value.shape)))
-        tensor.data[...] = value.view(tensor.data.dtype)
-        return tensor
+    ours = _raw_bits_type(et)
+    if ours is not None and value.dtype == ours.dtype:
+        # numpy has no such type: hand OpenVINO the bits in a tensor of its own type.
+        return _to_bits(et, ours, value)
     want = np.dtype(et.to_dtype())
     if value.dtype != want and not (et.get_type_name() == "string" and value.dtype.kind in "USO"):
         raise BackendError(f"input {name!r} has dtype {value.dtype}, the model wants "
