@@ -28,11 +28,9 @@ import openvino as ov
 import pytest
 from openvino import opset1, opset2, opset13
 
-import irtool
 from irtool.ir.types import element_type
-from irtool.opset import TensorInfo, lookup, make_op, registered
+from irtool.opset import TensorInfo, make_op, registered
 from irtool.opset.math_util import erf
-from irtool.runtime import Executor
 
 try:
     import ov_corpus
@@ -42,53 +40,29 @@ except ImportError:  # pytest --import-mode=importlib does not put tests/ on sys
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import ov_corpus
 
+from opset_harness import (
+    BOUNDARY,
+    CPU_CONFIG,
+    case_problem,
+    load_fast_corpus,
+    mismatch,
+    run_irtool,
+    share_predicate,
+)
+
 SHARE_MODULES = frozenset({
     "elementwise", "activation", "reduction", "normalization", "math_convert", "math_misc",
     "math_fft", "math_random",
 })
-BOUNDARY = frozenset({"Parameter", "Const", "Result"})
-RTOL, ATOL = 1e-4, 1e-5
-CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
-def in_share(op_type: str, version: str) -> bool:
-    """Whether ``(op_type, version)`` is implemented by one of the modules under test."""
-    cls = lookup(op_type, version)
-    return cls is not None and cls.__module__.rsplit(".", 1)[-1] in SHARE_MODULES
-
-
-def mismatch(actual: np.ndarray, expected: np.ndarray) -> str | None:
-    """Why ``actual`` differs from OpenVINO's ``expected`` (shape, dtype, values), or None."""
-    actual = np.asarray(actual)
-    if actual.shape != expected.shape:
-        return f"shape {actual.shape} != {expected.shape}"
-    if actual.dtype != expected.dtype:
-        return f"dtype {actual.dtype} != {expected.dtype}"
-    if expected.dtype.kind in "biu":
-        if not np.array_equal(actual, expected):
-            return f"{int(np.count_nonzero(actual != expected))} integer values differ"
-        return None
-    if not np.allclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=True):
-        err = np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
-        return f"values differ (max abs err {err:.3g})"
-    return None
-
-
-def run_irtool(xml: Path, inputs: dict[str, np.ndarray] | list[np.ndarray]) -> list[np.ndarray]:
-    """irtool's outputs for an IR file, in Result order."""
-    return list(Executor(irtool.load(xml)).run(inputs).values())
+in_share = share_predicate(SHARE_MODULES)
 
 
 def check_case(case: ov_corpus.CorpusCase) -> None:
     """irtool reproduces OpenVINO's outputs for one corpus case."""
-    got = run_irtool(case.xml, case.inputs)
-    assert len(got) == len(case.expected), f"{len(got)} outputs, OpenVINO has " \
-        f"{len(case.expected)}"
-    # expected.npz is keyed by OpenVINO's any_name, which may be another name of the
-    # same tensor; the order of the outputs is the model's either way.
-    for actual, (name, want) in zip(got, case.expected.items()):
-        why = mismatch(actual, want)
-        assert why is None, f"{case.name}: output {name!r}: {why}"
+    problem = case_problem(case)
+    assert problem is None, f"{case.name}: {problem}"
 
 
 # ---------------------------------------------------------------------------
@@ -220,26 +194,7 @@ FAST_CASES = (
 
 @pytest.fixture(scope="module")
 def fast_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ov_corpus.CorpusCase]:
-    """The FAST_CASES as corpus cases: from the cached corpus when it is complete,
-    otherwise converted and run with OpenVINO here (a few seconds)."""
-    manifest = ov_corpus.read_manifest()
-    if manifest and manifest.get("complete") and \
-            (manifest.get("openvino"), manifest.get("onnx")) == ov_corpus.versions():
-        cases = {c.name: c for c in ov_corpus.corpus_cases() if c.name in FAST_CASES}
-        if len(cases) == len(FAST_CASES):
-            return cases
-    root = tmp_path_factory.mktemp("fast-corpus")
-    (root / ov_corpus.BUILD_SUBDIR / "partial").mkdir(parents=True)
-    by_name = {c.name: c for c in ov_corpus._collect_cases() if c.name in FAST_CASES}
-    core = ov.Core()
-    out: dict[str, ov_corpus.CorpusCase] = {}
-    for name in FAST_CASES:
-        record = ov_corpus.run_case(by_name[name], root, core, CPU_CONFIG)
-        assert record["ok"], f"OpenVINO itself fails {name}: {record['reason']}"
-        xml = root / name / "model.xml"
-        out[name] = ov_corpus.CorpusCase(name, xml, xml.with_suffix(".bin"),
-                                         tuple((t, v) for t, v in record["ops"]))
-    return out
+    return load_fast_corpus(FAST_CASES, tmp_path_factory)
 
 
 @pytest.mark.parametrize("name", FAST_CASES)
