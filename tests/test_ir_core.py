@@ -81,7 +81,7 @@ def test_constants_are_deduplicated_in_bin(tmp_path: Path) -> None:
     b = constant(g, np.arange(6, dtype=np.float32).reshape(2, 3))
     add = g.add_op("Add", "opset1", [(a.id, 0), (b.id, 0)], {"auto_broadcast": "numpy"})
     g.add_op("Result", "opset1", [(add.id, 2)], num_outputs=0)
-    xml, payload = serialize(Model(g))
+    _, payload = serialize(Model(g))
     assert len(payload) == 24
     irtool.save(Model(g), tmp_path / "m.xml")
     assert (tmp_path / "m.bin").stat().st_size == 24
@@ -110,7 +110,8 @@ def test_names_escape_commas() -> None:
 
 
 @pytest.mark.parametrize("text, shape", [
-    ("", ()), ("2,3", (2, 3)), ("?", (-1,)), ("1..10,4", (-1, 4)), ("...", None), ("[2,?]", (2, -1)),
+    ("", ()), ("2,3", (2, 3)), ("?", (-1,)), ("1..10,4", (-1, 4)), ("...", None),
+    ("[2,?]", (2, -1)),
 ])
 def test_parse_shape(text: str, shape) -> None:
     assert parse_shape(text) == shape
