@@ -97,3 +97,10 @@ def load_fast_corpus(names: Iterable[str],
         out[name] = ov_corpus.CorpusCase(name, xml, xml.with_suffix(".bin"),
                                          tuple((t, v) for t, v in record["ops"]))
     return out
+
+
+def share_case_names(in_share: Callable[[str, str], bool]) -> list[str]:
+    """Corpus cases whose layers all belong to a share (``in_share``), building the corpus
+    if it is not cached yet, so that a fresh checkout parametrizes every case too."""
+    return [case.name for case in ov_corpus.corpus_cases()
+            if all(t in BOUNDARY or in_share(t, v) for t, v in case.ops)]

@@ -47,6 +47,7 @@ from opset_harness import (
     load_fast_corpus,
     mismatch,
     run_irtool,
+    share_case_names,
     share_predicate,
 )
 
@@ -209,18 +210,7 @@ def test_fast_corpus_case(name: str, fast_corpus: dict[str, ov_corpus.CorpusCase
 # Corpus: every case whose layers all belong to these modules (slow)
 
 
-def _share_case_names() -> list[str]:
-    """Names of the share's corpus cases when the corpus is built, else []."""
-    manifest = ov_corpus.read_manifest()
-    if not manifest or not manifest.get("complete"):
-        return []
-    return [name for name, info in manifest["cases"].items()
-            if info["ok"] and all(t in BOUNDARY or in_share(t, v) for t, v in info["ops"])]
-
-
-# Without a built corpus at collection time, one test builds it and checks every case.
-_NOT_BUILT = "corpus-not-built-at-collection"
-_SHARE_CASES = _share_case_names() or [_NOT_BUILT]
+_SHARE_CASES = share_case_names(in_share)
 
 
 @pytest.fixture(scope="module")
@@ -231,19 +221,7 @@ def corpus_by_name() -> dict[str, ov_corpus.CorpusCase]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _SHARE_CASES)
 def test_corpus_case(name: str, corpus_by_name: dict[str, ov_corpus.CorpusCase]) -> None:
-    if name != _NOT_BUILT:
-        check_case(corpus_by_name[name])
-        return
-    cases = [c for c in corpus_by_name.values()
-             if all(t in BOUNDARY or in_share(t, v) for t, v in c.ops)]
-    assert len(cases) > 500, "suspiciously few cases for these modules"
-    failures = {}
-    for case in cases:
-        try:
-            check_case(case)
-        except AssertionError as err:
-            failures[case.name] = str(err)[:200]
-    assert failures == {}
+    check_case(corpus_by_name[name])
 
 
 # ---------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from opset_harness import (
     load_fast_corpus,
     mismatch,
     run_irtool,
+    share_case_names,
     share_predicate,
 )
 
@@ -123,16 +124,7 @@ def test_fast_corpus_case(name: str, fast_corpus: dict[str, ov_corpus.CorpusCase
 # Corpus: every case whose layers all belong to these modules
 
 
-def _share_case_names() -> list[str]:
-    """Names of the share's corpus cases when the corpus is built, else []."""
-    manifest = ov_corpus.read_manifest()
-    if not manifest or not manifest.get("complete"):
-        return []
-    return [name for name, info in manifest["cases"].items()
-            if info["ok"] and all(t in BOUNDARY or in_share(t, v) for t, v in info["ops"])]
-
-
-_SHARE_CASES = _share_case_names()
+_SHARE_CASES = share_case_names(in_share)
 
 
 @pytest.fixture(scope="module")
