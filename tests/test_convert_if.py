@@ -86,7 +86,7 @@ def test_nested_if(tmp_path: Path) -> None:
                              where)
 
 
-@pytest.mark.parametrize("opset", [11, 13, 16, 19, 21, 23])
+@pytest.mark.parametrize("opset", [9, 11, 13, 16, 19, 21, 23])  # 9: If-1
 def test_if_versions(opset: int, tmp_path: Path) -> None:
     model = _select_model()
     model.opset_import[0].version = opset
