@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import api
 from .errors import IRToolError
+from .files import check_writable, write_npz
 
 
 def _load_npz(path: str) -> dict:
@@ -26,22 +27,6 @@ def _load_npz(path: str) -> dict:
             return {k: data[k] for k in data.files}
     except (OSError, ValueError) as err:
         raise IRToolError(f"cannot read inputs: {err}", file=path) from None
-
-
-def _save_npz(path: str, arrays: dict) -> None:
-    import tempfile
-
-    import numpy as np
-
-    out = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".npz", dir=out.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _onnx_opsets(path: str) -> str:
@@ -74,14 +59,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``irtool run MODEL.xml [INPUTS.npz] [-o OUT.npz]``: outputs by tensor name."""
     if args.output:
-        folder = Path(args.output).parent
-        if not folder.is_dir():  # fail before running, not after
-            raise IRToolError(f"folder {folder} does not exist", file=args.output)
+        check_writable(args.output)
     inputs = _load_npz(args.inputs) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
                       max_iterations=args.max_iterations)
     if args.output:
-        _save_npz(args.output, outputs)
+        write_npz(args.output, outputs)
         print(f"wrote {args.output} ({', '.join(outputs)})")
     else:
         import numpy as np

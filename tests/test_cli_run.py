@@ -56,6 +56,14 @@ def test_run_writes_outputs(loop_xml: Path, tmp_path: Path, backend: str) -> Non
             assert got[name].dtype == want.dtype
 
 
+def test_run_output_into_a_new_folder(loop_xml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out" / "run1" / "outputs.npz"
+    proc = irtool_cli("run", loop_xml, good_inputs(tmp_path), "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(out) as got:
+        np.testing.assert_allclose(got["acc"], counting_expected(4, True, A0)["acc"])
+
+
 def test_run_prints_without_output_file(loop_xml: Path, tmp_path: Path) -> None:
     proc = irtool_cli("run", loop_xml, good_inputs(tmp_path))
     assert proc.returncode == 0, proc.stderr

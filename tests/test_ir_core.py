@@ -94,14 +94,34 @@ def _umask() -> int:
     return mask
 
 
-def test_failed_save_leaves_nothing(tmp_path: Path) -> None:
+def _one_constant_model() -> Model:
     g = Graph()
     c = constant(g, np.ones(3, dtype=np.float32))
     g.add_op("Result", "opset1", [(c.id, 0)], num_outputs=0)
-    target = tmp_path / "missing_dir" / "m.xml"
-    with pytest.raises(irtool.IRToolError):
-        irtool.save(Model(g), target)
-    assert list(tmp_path.iterdir()) == []
+    return Model(g)
+
+
+def test_save_creates_missing_folders(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "m.xml"
+    irtool.save(_one_constant_model(), target)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.bin", "m.xml"]
+    assert np.array_equal(ov.Core().read_model(target).get_results()[0].input_value(0)
+                          .get_node().get_data(), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("blocker", ["file_in_path", "xml_is_a_folder"])
+def test_failed_save_leaves_nothing(tmp_path: Path, blocker: str) -> None:
+    if blocker == "file_in_path":
+        (tmp_path / "plain").write_text("not a folder")
+        target = tmp_path / "plain" / "sub" / "m.xml"
+    else:
+        target = tmp_path / "m.xml"
+        target.mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(irtool.IRToolError) as err:
+        irtool.save(_one_constant_model(), target)
+    assert str(tmp_path) in str(err.value)
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 def test_names_escape_commas() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConversionError, IRToolError
+from ..files import write_npz
 from .backends import (
     Backend,
     IrtoolBackend,
@@ -145,7 +145,7 @@ def check(model: onnx.ModelProto | str | os.PathLike,
 
         save(ir_model, xml)
         if keep_dir is not None:
-            _savez(folder / "inputs.npz", feed)
+            write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
         backends: list[tuple[Backend, Mapping[str, np.ndarray]]] = [
             (OnnxRuntimeBackend(proto), feed),
@@ -269,18 +269,6 @@ class _ir_dir:  # lower case: used like a function in a with statement
     def __exit__(self, *exc: object) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
-
-
-def _savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    """An .npz keyed exactly by the tensor names (``np.savez(**arrays)`` would clash with
-    its own keyword names)."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
-        for key, arr in arrays.items():
-            value = np.asanyarray(arr)
-            if value.dtype == object:
-                value = value.astype(str)
-            with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, value, allow_pickle=False)
 
 
 # -- the table -------------------------------------------------------------------------------

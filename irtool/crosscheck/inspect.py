@@ -14,13 +14,13 @@ import argparse
 import os
 import shutil
 import subprocess
-import tempfile
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import IRToolError
+from ..files import replacing, write_files
 from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
@@ -334,33 +334,12 @@ def write_svg(dot_text: str, svg_path: str | os.PathLike) -> None:
         raise IRToolError("graphviz's `dot` program is not installed, so no SVG can be drawn; "
                           "install it (Debian/Ubuntu: `apt-get install graphviz`) or write the "
                           "drawing with --dot OUT.dot", file=str(svg_path))
-    out = Path(svg_path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".svg", dir=out.parent or ".")
-    os.close(fd)
-    try:
-        proc = subprocess.run([dot, "-Tsvg", "-o", tmp], input=dot_text, text=True,
+    with replacing(svg_path) as (tmp,):
+        proc = subprocess.run([dot, "-Tsvg", "-o", str(tmp)], input=dot_text, text=True,
                               capture_output=True, timeout=300)
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["failed"])[0]
-            raise IRToolError(f"dot failed: {first}", file=str(out))
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _write_text(path: str | os.PathLike, text: str) -> None:
-    out = Path(path)
-    if not out.parent.is_dir():
-        raise IRToolError(f"folder {out.parent} does not exist", file=str(out))
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+            raise IRToolError(f"dot failed: {first}", file=str(svg_path))
 
 
 def run_inspect(args: argparse.Namespace) -> int:
@@ -370,7 +349,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     if args.dot or args.svg:
         dot_text = to_dot(model)
         if args.dot:
-            _write_text(args.dot, dot_text)
+            write_files({args.dot: dot_text.encode("utf-8")})
             print(f"wrote {args.dot}")
         if args.svg:
             write_svg(dot_text, args.svg)

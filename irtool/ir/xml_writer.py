@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 from lxml import etree
 
-from ..errors import IRToolError
+from ..files import write_files
 from .graph import Graph, Layer, Model, Port, PortMapEntry, RTNode, join_names
 
 _PORT_MAP_ORDER = ("port_map", "then_port_map", "else_port_map")
@@ -148,41 +147,15 @@ def serialize(model: Model) -> tuple[bytes, bytes]:
     return xml, b"".join(weights.chunks)
 
 
-def _umask() -> int:
-    # mkstemp creates 0600 files; saved IR should get the usual permissions.
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_model(model: Model, xml_path: str | os.PathLike,
                 bin_path: str | os.PathLike | None = None) -> tuple[Path, Path]:
     """Write ``model`` to ``xml_path`` and ``bin_path`` (default: same stem ``.bin``).
 
-    All or nothing: on any failure neither file is created or changed.
+    All or nothing: on any failure neither file is created or changed. Missing folders
+    are created.
     """
     xml_path = Path(xml_path)
     bin_path = Path(bin_path) if bin_path is not None else xml_path.with_suffix(".bin")
     xml, payload = serialize(model)
-    for path in (xml_path, bin_path):
-        if not path.parent.exists():
-            raise IRToolError(f"folder {path.parent} does not exist", file=str(path))
-    tmp_paths: list[str] = []
-    try:
-        for path, content in ((bin_path, payload), (xml_path, xml)):
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            tmp_paths.append(tmp)
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp_paths[0], bin_path)
-        os.replace(tmp_paths[1], xml_path)
-    except OSError as err:
-        raise IRToolError(f"cannot write: {err.strerror}", file=str(xml_path)) from None
-    finally:
-        for tmp in tmp_paths:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    write_files({bin_path: payload, xml_path: xml})  # .xml last: readers open it first
     return xml_path, bin_path
