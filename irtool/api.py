@@ -33,6 +33,8 @@ def load(path: PathLike, bin_path: PathLike | None = None) -> Model:
 def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
     """Write ``model`` as ``path`` (.xml) plus the ``.bin`` beside it; returns the .xml path.
 
+    All or nothing (see :mod:`irtool.files`); missing folders are created.
+
     With ``compress_to_fp16`` f32 constants are stored as f16 and decompressed
     by a ``Convert`` layer, as OpenVINO's own ``compress_to_fp16`` does.
     """
