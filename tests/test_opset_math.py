@@ -25,21 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import openvino as ov
+import ov_corpus
 import pytest
 from openvino import opset1, opset2, opset13
-
-from irtool.ir.types import element_type
-from irtool.opset import TensorInfo, make_op, registered
-from irtool.opset.math_util import erf
-
-try:
-    import ov_corpus
-except ImportError:  # pytest --import-mode=importlib does not put tests/ on sys.path
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import ov_corpus
-
 from opset_harness import (
     BOUNDARY,
     CPU_CONFIG,
@@ -50,6 +38,10 @@ from opset_harness import (
     share_case_names,
     share_predicate,
 )
+
+from irtool.ir.types import element_type
+from irtool.opset import TensorInfo, make_op, registered
+from irtool.opset.math_util import erf
 
 SHARE_MODULES = frozenset({
     "elementwise", "activation", "reduction", "normalization", "math_convert", "math_misc",

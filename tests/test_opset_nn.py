@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import openvino as ov
+import ov_corpus
 import pytest
 from openvino import (
     opset1,
@@ -37,20 +38,6 @@ from openvino import (
     opset15,
 )
 from openvino.utils.node_factory import NodeFactory
-
-import irtool
-from irtool.ir.types import element_type
-from irtool.opset import TensorInfo, make_op
-from irtool.runtime import Executor
-
-try:
-    import ov_corpus
-except ImportError:  # pytest --import-mode=importlib does not put tests/ on sys.path
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import ov_corpus
-
 from opset_harness import (
     BOUNDARY,
     CPU_CONFIG,
@@ -61,6 +48,11 @@ from opset_harness import (
     share_case_names,
     share_predicate,
 )
+
+import irtool
+from irtool.ir.types import element_type
+from irtool.opset import TensorInfo, make_op
+from irtool.runtime import Executor
 
 SHARE_MODULES = frozenset({
     "shape_ops", "indexing", "scatter", "convolution", "pooling", "interpolate", "recurrent",
