@@ -29,7 +29,7 @@ def _umask() -> int:
 
 
 def _make_folders(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; return the ones created, deepest first."""
+    """Create ``folder`` and its missing parents; return the ones created."""
     missing = []
     while not folder.exists():
         missing.append(folder)
@@ -86,7 +86,8 @@ def replacing(*targets: PathLike) -> Iterator[tuple[Path, ...]]:
     finally:
         for tmp in temporaries:
             tmp.unlink(missing_ok=True)
-        for folder in created:  # only when failing; deepest first, and only if still empty
+        # Only when failing (else cleared): deepest first, and only if still empty.
+        for folder in sorted(created, key=lambda f: len(f.parts), reverse=True):
             with suppress(OSError):
                 folder.rmdir()
 

@@ -24,7 +24,8 @@ def test_failure_inside_the_block_leaves_no_file_and_no_new_folder(tmp_path: Pat
     existing = tmp_path / "keep.txt"
     existing.write_bytes(b"untouched")
     with pytest.raises(RuntimeError), \
-            replacing(existing, tmp_path / "new" / "deeper" / "out.txt") as temporaries:
+            replacing(existing, tmp_path / "new" / "a.txt",
+                      tmp_path / "new" / "deeper" / "out.txt") as temporaries:
         for tmp in temporaries:
             tmp.write_bytes(b"half")
         raise RuntimeError("the writer failed")
