@@ -205,6 +205,10 @@ def test_fast_corpus_case(name: str, fast_corpus: dict[str, ov_corpus.CorpusCase
 _SHARE_CASES = share_case_names(in_share)
 
 
+def test_the_share_has_its_corpus_cases() -> None:
+    assert len(_SHARE_CASES) > 500, "suspiciously few corpus cases for these modules"
+
+
 @pytest.fixture(scope="module")
 def corpus_by_name() -> dict[str, ov_corpus.CorpusCase]:
     return {c.name: c for c in ov_corpus.corpus_cases()}
