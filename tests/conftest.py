@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).parent
-sys.path.insert(0, str(TESTS))  # test support modules (ov_corpus, helpers) import by name
+# The shared helpers are the package ``support`` (tests/support/), imported by name.
+sys.path.insert(0, str(Path(__file__).parent))
 
-REPO = TESTS.parent
-SHARED = REPO.parent / "shared"
+pytest_plugins = ["support.ov_irs"]  # session fixtures: OpenVINO-written IR of ONNX cases
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

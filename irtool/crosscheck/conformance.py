@@ -24,7 +24,7 @@ addresses or OpenVINO's process-wide node counters), so a report generated
 twice from the same installed versions is identical.
 
 The one runner behind ``bench/conformance.py`` (docs/conformance.md) and the slow
-tests ``tests/test_onnx_node_suite.py`` and ``tests/test_backend.py``::
+tests ``tests/onnx/test_onnx_node_suite.py`` and ``tests/crosscheck/test_backend.py``::
 
     from irtool.crosscheck.conformance import node_case_names, run_cases
     results = run_cases(node_case_names(control_flow_only=True))

@@ -1,0 +1,141 @@
+"""The sliced-input pass: ``Gather(X, iteration, axis=k)`` in a Loop body becomes a
+port_map input with ``axis=k`` where that is provably the same computation, and stays a
+Gather everywhere else. Every variant is checked against onnxruntime on OpenVINO and
+irtool, with the pass on and off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+from support.conversion import check_conversion, const_node, loop_layers, make_model, vi
+
+import irtool
+
+F32, I64, BOOL = np.float32, np.int64, np.bool_
+RNG = np.random.default_rng(3)
+X = RNG.standard_normal((4, 3)).astype(F32)
+
+
+def loop_over(axis: int, *, trip: str = "shape", index: str = "i", cond: str = "true",
+              whole_x_too: bool = False, static: bool = True) -> object:
+    """acc += X[i] along ``axis``; scan output X[i]^2.
+
+    ``trip``: "shape" (Gather(Shape(X), axis)), "const" (the right constant), "wrong"
+    (a constant one short), "input" (a graph input M); ``index``: "i" or "i+1 mod n";
+    ``cond``: "true" (Identity of cond_in) or "computed" (sum < 100).
+    """
+    n = X.shape[axis]
+    nodes = []
+    idx = "i"
+    if index != "i":
+        nodes += [helper.make_node("Add", ["i", "one"], ["i1"]),
+                  helper.make_node("Mod", ["i1", "n"], ["idx"])]
+        idx = "idx"
+    nodes += [helper.make_node("Gather", ["X", idx], ["row"], axis=axis),
+              helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+              helper.make_node("Mul", ["row", "row"], ["sq"])]
+    if cond == "true":
+        nodes.append(helper.make_node("Identity", ["c_in"], ["c_out"]))
+    else:
+        nodes += [helper.make_node("ReduceSum", ["acc_out"], ["tot"], keepdims=0),
+                  helper.make_node("Less", ["tot", "big"], ["c_out"])]
+    out = "sq"
+    if whole_x_too:
+        nodes += [helper.make_node("ReduceSum", ["X"], ["all"], keepdims=0),
+                  helper.make_node("Add", ["sq", "all"], ["sq_all"])]
+        out = "sq_all"
+    elem = X.shape[1 - axis]
+    body = helper.make_graph(
+        nodes, "body", [vi("i", I64, []), vi("c_in", BOOL, []), vi("acc_in", F32, [elem])],
+        [vi("c_out", BOOL, []), vi("acc_out", F32, [elem]), vi(out, F32, [elem])])
+    top = [const_node("one", 1, I64), const_node("n", n, I64), const_node("big", F32(100))]
+    inputs = [vi("X", F32, list(X.shape) if static else [None, None]),
+              vi("acc0", F32, [elem])]
+    if trip == "shape":
+        top += [helper.make_node("Shape", ["X"], ["shape"]), const_node("k", axis, I64),
+                helper.make_node("Gather", ["shape", "k"], ["M"])]
+    elif trip == "const":
+        top.append(const_node("M", n, I64))
+    elif trip == "wrong":
+        top.append(const_node("M", n - 1, I64))
+    else:
+        inputs.append(vi("M", I64, []))
+    top.append(helper.make_node("Loop", ["M", "", "acc0"], ["acc", "sqs"], body=body))
+    return make_model(top, inputs, [vi("acc", F32, [elem]), vi("sqs", F32, [None, elem])])
+
+
+def _check(model, tmp_path: Path, slice_inputs: bool = True, **extra) -> object:
+    elem = model.graph.input[1].type.tensor_type.shape.dim[0].dim_value
+    feeds = {"X": X, "acc0": np.linspace(0, 1, elem, dtype=F32), **extra}
+    where = tmp_path / ("on" if slice_inputs else "off")
+    where.mkdir(exist_ok=True)
+    return check_conversion(model, feeds, where, slice_inputs=slice_inputs)
+
+
+def _sliced_axes(ir) -> list[int]:
+    (loop,) = loop_layers(ir)
+    return [e.axis for e in loop.port_maps["port_map"] if e.kind == "input" and e.axis is not None]
+
+
+def _body_gathers(ir) -> int:
+    (loop,) = loop_layers(ir)
+    return len(loop.bodies["body"].layers_of_type("Gather"))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("trip", ["shape", "const"])
+def test_gather_by_iteration_becomes_a_sliced_input(axis: int, trip: str,
+                                                    tmp_path: Path) -> None:
+    model = loop_over(axis, trip=trip)
+    ir = _check(model, tmp_path)
+    assert _sliced_axes(ir) == [axis]
+    assert _body_gathers(ir) == 0
+    (loop,) = loop_layers(ir)
+    entry = next(e for e in loop.port_maps["port_map"] if e.axis is not None)
+    assert (entry.start, entry.end, entry.stride, entry.part_size) == (0, -1, 1, 1)
+    assert loop.bodies["body"].layers_of_type("Squeeze")
+    # Off: the Gather stays, same numbers.
+    off = _check(model, tmp_path, slice_inputs=False)
+    assert _sliced_axes(off) == [] and _body_gathers(off) == 1
+
+
+def test_dynamic_x_with_trip_count_from_its_shape(tmp_path: Path) -> None:
+    ir = _check(loop_over(0, static=False), tmp_path)
+    assert _sliced_axes(ir) == [0]
+
+
+def test_x_also_used_whole_gets_a_second_input(tmp_path: Path) -> None:
+    ir = _check(loop_over(0, whole_x_too=True), tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _sliced_axes(ir) == [0]
+    inputs = [e for e in loop.port_maps["port_map"] if e.kind == "input" and not e.purpose]
+    assert len(inputs) == 3  # acc, X whole, X sliced
+
+
+@pytest.mark.parametrize(("variant", "extra"), [
+    ({"trip": "wrong"}, {}),                      # fewer iterations than rows
+    ({"trip": "input"}, {"M": np.array(4, I64)}),  # trip count not provably X.shape[0]
+    ({"index": "i+1"}, {}),                       # index is not the iteration number
+    ({"cond": "computed"}, {}),                   # may stop early
+])
+def test_not_provable_keeps_the_gather(variant: dict, extra: dict, tmp_path: Path) -> None:
+    ir = _check(loop_over(0, **variant), tmp_path, **extra)
+    assert _sliced_axes(ir) == []
+    assert _body_gathers(ir) == 1
+
+
+def test_cli_no_slice_inputs(tmp_path: Path) -> None:
+    import onnx
+
+    from irtool.cli import main
+
+    onnx.save(loop_over(0), tmp_path / "m.onnx")
+    assert main(["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "on.xml")]) == 0
+    assert main(["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "off.xml"),
+                 "--no-slice-inputs"]) == 0
+    assert _sliced_axes(irtool.load(tmp_path / "on.xml")) == [0]
+    assert _sliced_axes(irtool.load(tmp_path / "off.xml")) == []
+    assert 'axis="0" external_port_id' in (tmp_path / "on.xml").read_text()

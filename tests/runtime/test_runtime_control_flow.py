@@ -1,0 +1,254 @@
+"""irtool's control-flow kernels beyond the semantics: caps, bad inputs, malformed port maps,
+error messages that name the layer and iteration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.ir_builders import (
+    A0,
+    F32,
+    Net,
+    SubgraphLayer,
+    counted_loop,
+    counting_expected,
+    counting_loop,
+    finish,
+    growing_history,
+    history_loop,
+    if_layer,
+    runaway_body,
+    runaway_loop,
+    true_result,
+)
+
+import irtool
+from irtool.errors import ExecutionError
+from irtool.runtime import Executor, control_flow
+
+FEEDS = {"trip": np.array(5), "cond": np.array(True), "a0": A0}
+
+
+def runaway_feeds() -> dict:
+    return {"trip": np.array(-1), "cond": np.array(True), "a0": np.array(0, F32)}
+
+
+def test_max_iterations_stops_a_runaway_loop() -> None:
+    with pytest.raises(ExecutionError) as info:
+        Executor(runaway_loop(), max_iterations=5).run(runaway_feeds())
+    msg = str(info.value)
+    assert '"runaway" (Loop-opset5)' in msg
+    assert "more than 5 iterations" in msg and "max_iterations=5" in msg
+
+
+def test_unbounded_loop_has_a_default_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(control_flow, "UNBOUNDED_LOOP_CAP", 40)
+    with pytest.raises(ExecutionError, match=r"unbounded.*default cap is 40"):
+        Executor(runaway_loop()).run(runaway_feeds())
+
+
+def test_finite_trip_count_has_no_default_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(control_flow, "UNBOUNDED_LOOP_CAP", 3)
+    out = Executor(counting_loop()).run(FEEDS)
+    np.testing.assert_array_equal(out["acc"], counting_expected(5, True, A0)["acc"])
+
+
+def test_max_iterations_with_a_finite_trip_count() -> None:
+    np.testing.assert_array_equal(irtool.run(counting_loop(), FEEDS, max_iterations=5)["acc"],
+                                  counting_expected(5, True, A0)["acc"])
+    with pytest.raises(ExecutionError, match="more than 4 iterations"):
+        irtool.run(counting_loop(), FEEDS, max_iterations=4)
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True])
+def test_max_iterations_must_be_a_count(bad: object) -> None:
+    with pytest.raises(ExecutionError, match="max_iterations"):
+        irtool.run(counting_loop(), FEEDS, max_iterations=bad)  # type: ignore[arg-type]
+
+
+def nested_runaway() -> irtool.Model:
+    """An outer for loop whose body holds ``runaway_loop``'s loop (layer "inner")."""
+    inner, acc, r_acc, r_keep = runaway_body()
+    outer_body = Net()
+    x = outer_body.param("x", "f32", ())
+    ilp = SubgraphLayer(inner)
+    ilp.trip_count(outer_body.const(np.int64(-1)))
+    ilp.condition_input(outer_body.const(np.array(True)))
+    ilp.carried(x, acc, r_acc)
+    ilp.condition_output(r_keep)
+    ilp.output(r_acc, "f32", (), name="y")
+    (y,) = ilp.build(outer_body, name="inner")
+    r_y = outer_body.result(y)
+    net = Net()
+    lp = counted_loop(net, outer_body)
+    a0 = net.param("a0", "f32", ())
+    lp.carried(a0, x, r_y)
+    lp.condition_output(true_result(outer_body))
+    lp.output(r_y, "f32", (), name="acc")
+    return finish(net, lp.build(net, name="outer"))
+
+
+def test_max_iterations_reaches_nested_loops() -> None:
+    feeds = {"trip": np.array(2), "cond": np.array(True), "a0": np.array(0, F32)}
+    with pytest.raises(ExecutionError) as info:
+        irtool.run(nested_runaway(), feeds, max_iterations=7)
+    msg = str(info.value)
+    assert '"inner" (Loop-opset5)' in msg and "more than 7 iterations" in msg
+    assert "at iteration 0 of 3" in msg  # the outer loop's layer id and iteration
+
+
+@pytest.mark.parametrize("name,value,words", [
+    ("trip", np.array(2.0, F32), ["trip count", "float32"]),
+    ("trip", np.array([2, 3]), ["trip count", "int64[2]"]),
+    ("cond", np.array([True, False]), ["execution condition", "bool[2]"]),
+])
+def test_bad_trip_count_or_condition(name: str, value: np.ndarray, words: list[str]) -> None:
+    model = counting_loop(trip_et="f32" if value.dtype == F32 else "i64",
+                          trip_shape=value.shape if name == "trip" else (),
+                          cond_shape=value.shape if name == "cond" else ())
+    feeds = dict(FEEDS, **{name: value})
+    with pytest.raises(ExecutionError) as info:
+        irtool.run(model, feeds)
+    msg = str(info.value)
+    assert "(Loop-opset5)" in msg
+    for word in words:
+        assert word in msg
+
+
+def growing_then_failing() -> irtool.Model:
+    """hist grows by one each iteration; Add(hist, zeros(3)) fails once hist has 2 elements."""
+    body = Net()
+    i, hist, grown = growing_history(body)
+    r_hist = body.result(grown)
+    bad = body.op("Add", "opset1", [hist, body.const(np.zeros(3, np.int64))],
+                  {"auto_broadcast": "numpy"}, name="bad_add", shape=(3,))
+    r_bad = body.result(bad)
+    net, lp = history_loop(body, i, hist, r_hist)
+    lp.output(r_bad, "i64", (3,), name="bad")
+    return finish(net, lp.build(net, name="grower"))
+
+
+def test_kernel_error_in_a_body_names_the_body_layer_and_iteration() -> None:
+    feeds = {"trip": np.array(5), "cond": np.array(True), "h0": np.array([7])}
+    with pytest.raises(ExecutionError) as info:
+        irtool.run(growing_then_failing(), feeds)
+    msg = str(info.value)
+    assert '/body/' in msg and '"bad_add" (Add-opset1)' in msg
+    assert "(at iteration 1 of 3)" in msg
+
+
+def test_sliced_input_that_runs_out() -> None:
+    body = Net()
+    part = body.param("part", "f32", (1, 2))
+    r_part = body.result(part)
+    net = Net()
+    lp = counted_loop(net, body)
+    x = net.param("X", "f32", (3, 2))
+    lp.sliced(x, part, 0)
+    lp.condition_output(true_result(body))
+    lp.output(r_part, "f32", (-1, 2), name="parts", axis=0)
+    model = finish(net, lp.build(net))
+    feeds = {"trip": np.array(5), "cond": np.array(True), "X": np.ones((3, 2), F32)}
+    with pytest.raises(ExecutionError, match="only 3 parts"):
+        irtool.run(model, feeds)
+    feeds["trip"] = np.array(3)
+    np.testing.assert_array_equal(irtool.run(model, feeds)["parts"], np.ones((3, 2), F32))
+
+
+def test_zero_iterations_with_an_unknown_concat_shape() -> None:
+    body = Net()
+    v = body.param("v", "f32", (1, -1))
+    r_v = body.result(v)
+    net = Net()
+    lp = counted_loop(net, body)
+    vv = net.param("V", "f32", (1, -1))
+    lp.invariant(vv, v)
+    lp.condition_output(true_result(body))
+    lp.output(r_v, "f32", (-1, -1), name="scan", axis=0)
+    model = finish(net, lp.build(net))
+    feeds = {"trip": np.array(0), "cond": np.array(True), "V": np.ones((1, 4), F32)}
+    with pytest.raises(ExecutionError, match=r"zero iterations.*not static"):
+        irtool.run(model, feeds)
+    feeds["trip"] = np.array(2)
+    assert irtool.run(model, feeds)["scan"].shape == (2, 4)
+
+
+def test_body_parameter_without_port_map_entry() -> None:
+    model = counting_loop()
+    loop = model.graph.layers_of_type("Loop")[0]
+    entries = loop.port_maps["port_map"]
+    loop.port_maps["port_map"] = [e for e in entries if e.purpose != "current_iteration"]
+    with pytest.raises(ExecutionError, match=r'body Parameter .* "i" has no port_map input'):
+        Executor(model)
+
+
+def test_port_map_naming_a_missing_body_layer() -> None:
+    model = counting_loop()
+    loop = model.graph.layers_of_type("Loop")[0]
+    loop.port_maps["port_map"][0].internal_layer_id = 99
+    with pytest.raises(ExecutionError, match="body layer 99, which is not a body Parameter"):
+        Executor(model)
+
+
+def test_output_without_port_map_entry() -> None:
+    model = counting_loop()
+    loop = model.graph.layers_of_type("Loop")[0]
+    loop.port_maps["port_map"] = [e for e in loop.port_maps["port_map"]
+                                  if e.kind == "input" or e.purpose]
+    with pytest.raises(ExecutionError, match=r"output port\(s\) 3, 4 have no port_map output"):
+        Executor(model)
+
+
+def if_model(with_else_output: bool = True, cond_shape: tuple = ()) -> irtool.Model:
+    net = Net()
+    c = net.param("c", "boolean", cond_shape)
+    x = net.param("x", "f32", (2,))
+    t, e = Net(), Net()
+    tx = t.param("tx", "f32", (2,))
+    ex = e.param("ex", "f32", (2,))
+    t_out = t.result(t.op("Add", "opset1", [tx, tx], {"auto_broadcast": "numpy"}))
+    e_out = e.result(ex)
+    outs = if_layer(net, c, [x], t, e, [(0, tx)], [(0, ex)], [t_out],
+                    [e_out] if with_else_output else [], [("f32", (2,), "y")])
+    return finish(net, outs)
+
+
+def test_if_picks_a_branch() -> None:
+    x = np.array([1.0, 2.0], F32)
+    assert irtool.run(if_model(), {"c": np.array(True), "x": x})["y"].tolist() == [2.0, 4.0]
+    one = if_model(cond_shape=(1,))
+    assert irtool.run(one, {"c": np.array([False]), "x": x})["y"].tolist() == [1.0, 2.0]
+
+
+def test_if_branch_without_an_output_mapping() -> None:
+    with pytest.raises(ExecutionError, match="output port 2 has no else_port_map output"):
+        Executor(if_model(with_else_output=False))
+
+
+def test_if_condition_must_be_boolean() -> None:
+    model = if_model()
+    model.graph.layer(0).attrs["element_type"] = "i64"
+    with pytest.raises(ExecutionError, match=r"condition .* boolean"):
+        irtool.run(model, {"c": np.array(1), "x": np.zeros(2, F32)})
+
+
+def test_body_condition_must_be_boolean() -> None:
+    model = counting_loop()
+    loop = model.graph.layers_of_type("Loop")[0]
+    body = loop.bodies["body"]
+    cond_entry = next(e for e in loop.port_maps["port_map"] if e.purpose == "execution_condition")
+    # Re-point the condition at the (f32) accumulator Result.
+    acc_result = next(e.from_layer for e in loop.back_edges)
+    cond_entry.internal_layer_id = acc_result
+    assert body.layer(acc_result).type == "Result"
+    with pytest.raises(ExecutionError, match=r"body's execution condition .* float32\[2\]"):
+        irtool.run(model, FEEDS)
+
+
+def test_executor_reuses_the_compiled_plan() -> None:
+    ex = Executor(counting_loop())
+    for trip in (0, 3, 1):
+        out = ex.run(dict(FEEDS, trip=np.array(trip)))
+        want = counting_expected(trip, True, A0)
+        np.testing.assert_array_equal(out["acc"], want["acc"])
+        np.testing.assert_array_equal(out["steps"], want["steps"])

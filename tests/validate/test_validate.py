@@ -1,0 +1,288 @@
+"""``irtool.validate`` / ``irtool validate``: no false alarms on IR that OpenVINO wrote,
+the API and CLI contracts, and the documented rule table.
+
+Ground truth for "sound" is OpenVINO itself: every IR here was written by
+``ov.save_model`` (from the ONNX control-flow node cases, from OpenVINO's own
+Python op builders, or the whole ONNX node corpus of ``tests/support/ov_corpus.py``)
+and compiled by OpenVINO's CPU plugin, so the validator must report no error.
+The rule-by-rule tests on mutated IR are in ``test_validate_rules.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+from support.ov_irs import ONNX_CONTROL_FLOW
+
+import irtool
+from irtool import Diagnostic
+from irtool.ir import read_model
+from irtool.validation import RULES
+
+# `irtool.validate` is the function; the module of the same name is reached this way.
+validate_module = importlib.import_module("irtool.validate")
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m irtool ARGS`` in a child process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "irtool", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return [d for d in diagnostics if d.severity == "error"]
+
+
+# ---------------------------------------------------------------------------
+# IR written by OpenVINO
+
+
+def _axes(*values: int) -> ov.Node:
+    return ops.constant(np.array(values, dtype=np.int64))
+
+
+def _ti(reverse: bool) -> ov.Model:
+    """A TensorIterator over axis 0 of X[4,3,2] (optionally backwards) with a carried sum."""
+    x = ops.parameter([4, 3, 2], np.float32, name="X")
+    h0 = ops.parameter([3, 2], np.float32, name="H0")
+    xi = ops.parameter([1, 3, 2], np.float32)
+    hi = ops.parameter([3, 2], np.float32)
+    h = ops.add(ops.squeeze(xi, _axes(0)), hi)
+    r_h, r_y = ops.result(h), ops.result(ops.unsqueeze(h, _axes(0)))
+    ti = ops.tensor_iterator()
+    ti.set_body(ov.Model([r_h, r_y], [xi, hi]))
+    if reverse:
+        ti.set_sliced_input(xi, x.output(0), -1, -1, 1, 0, 0)
+    else:
+        ti.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 0)
+    ti.set_merged_input(hi, h0.output(0), r_h.output(0))
+    return ov.Model([ti.get_iter_value(r_h.output(0), -1),
+                     ti.get_concatenated_slices(r_y.output(0), 0, 1, 1, -1, 0)], [x, h0])
+
+
+def _loop_with_if() -> ov.Model:
+    """A Loop slicing X[5,2], carrying an accumulator, counting iterations, with an If
+    (two inputs in then, one in else) nested in its body."""
+    x = ops.parameter([5, 2], np.float32, name="X")
+    a = ops.parameter([2], np.float32, name="A")
+    it = ops.parameter([], np.int64)
+    xi = ops.parameter([1, 2], np.float32)
+    ai = ops.parameter([2], np.float32)
+    row = ops.squeeze(xi, _axes(0))
+    # If (iteration is even): row + acc, else: acc * acc
+    even = ops.equal(ops.mod(it, ops.constant(np.array(2, np.int64))),
+                     ops.constant(np.array(0, np.int64)))
+    t_row, t_acc = ops.parameter([2], np.float32), ops.parameter([2], np.float32)
+    then_body = ov.Model([ops.result(ops.add(t_row, t_acc))], [t_row, t_acc])
+    e_acc = ops.parameter([2], np.float32)
+    else_body = ov.Model([ops.result(ops.multiply(e_acc, e_acc))], [e_acc])
+    # Pass the Output: opset13.if_op(<non-Parameter Node>) silently drops the condition
+    # (OpenVINO still reads the resulting IR; irtool validate reports IF_CONDITION).
+    branch = ops.if_op(even.output(0))
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(row.output(0), t_row, None)
+    branch.set_input(ai.output(0), t_acc, e_acc)
+    acc = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    cond = ops.less(it, ops.constant(np.array(10, np.int64)))
+    r_c, r_a = ops.result(cond), ops.result(acc)
+    r_s = ops.result(ops.unsqueeze(acc, _axes(0)))
+    loop = ops.loop(ops.constant(np.array(5, np.int64)), ops.constant(np.array(True)))
+    loop.set_function(ov.Model([r_c, r_a, r_s], [it, xi, ai]))
+    loop.set_special_body_ports([0, 0])
+    loop.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 0)
+    loop.set_merged_input(ai, a.output(0), r_a.output(0))
+    return ov.Model([loop.get_iter_value(r_a.output(0), -1),
+                     loop.get_concatenated_slices(r_s.output(0), 0, 1, 1, -1, 0)], [x, a])
+
+
+def _dynamic_shapes() -> ov.Model:
+    """Dynamic rank, interval and empty dims: written without <dim> / as -1 by OpenVINO."""
+    x = ops.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
+    y = ops.parameter(ov.PartialShape([ov.Dimension(1, 10), -1, 3]), np.float32, name="y")
+    empty = ops.constant(np.zeros((0, 3), np.float32))
+    return ov.Model([ops.relu(x), ops.concat([y, ops.unsqueeze(empty, _axes(0))], 1)], [x, y])
+
+
+OV_BUILT: dict[str, Callable[[], ov.Model]] = {
+    "ti_forward": lambda: _ti(False),
+    "ti_reverse": lambda: _ti(True),
+    "loop_with_nested_if": _loop_with_if,
+    "dynamic_shapes": _dynamic_shapes,
+}
+
+
+@pytest.fixture(scope="session")
+def ov_built_irs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """IR of models built with OpenVINO's op API, saved by OpenVINO, by name."""
+    root = tmp_path_factory.mktemp("ov-built")
+    out = {}
+    for name, build in OV_BUILT.items():
+        xml = root / f"{name}.xml"
+        ov.save_model(build(), str(xml), compress_to_fp16=False)
+        out[name] = xml
+    return out
+
+
+# ---------------------------------------------------------------------------
+# No false alarms
+
+
+@pytest.mark.parametrize("name", ONNX_CONTROL_FLOW)
+def test_openvino_written_control_flow_ir_is_clean(name: str,
+                                                   ov_control_flow_irs: dict[str, Path]) -> None:
+    xml = ov_control_flow_irs[name]
+    ov.Core().compile_model(str(xml), "CPU")  # OpenVINO itself accepts it
+    found = irtool.validate(xml)
+    assert errors(found) == [], "\n".join(d.format() for d in found)
+    # The in-memory model (semantic rules only) is clean too.
+    assert errors(irtool.validate(irtool.load(xml))) == []
+
+
+@pytest.mark.parametrize("name", sorted(OV_BUILT))
+def test_openvino_built_ir_is_clean(name: str, ov_built_irs: dict[str, Path]) -> None:
+    xml = ov_built_irs[name]
+    ov.Core().read_model(str(xml))  # OpenVINO reads it back (the CPU plugin refuses dynamic rank)
+    found = irtool.validate(xml)
+    assert found == [], "\n".join(d.format() for d in found)
+
+
+def test_nested_if_in_loop_is_walked(ov_built_irs: dict[str, Path]) -> None:
+    """The rules reach the If inside the Loop body: breaking it there is found there."""
+    xml = ov_built_irs["loop_with_nested_if"]
+    text = xml.read_text()
+    # The then body's first Parameter loses its then_port_map input.
+    broken = re.sub(r'(<then_port_map>\s*)<input external_port_id="\d+" internal_layer_id="0" />',
+                    r"\1", text, count=1)
+    assert broken != text
+    bad = xml.with_name("nested_broken.xml")
+    bad.write_text(broken)
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    model = read_model(xml)
+    loop = model.graph.layers_of_type("Loop")[0]
+    branch = loop.bodies["body"].layers_of_type("If")[0]
+    found = errors(irtool.validate(bad))
+    hits = [d for d in found if d.code == "PARAMETER_UNMAPPED"]
+    assert len(hits) == 1, found
+    assert hits[0].scope == f"{loop.id}/body/{branch.id}/then_body"
+    assert hits[0].layer_id == 0
+
+
+@pytest.mark.slow
+def test_whole_ov_corpus_is_clean() -> None:
+    """Every IR of the OpenVINO-written ONNX node corpus validates with no error."""
+    from support import ov_corpus
+
+    cases = ov_corpus.corpus_cases()
+    assert len(cases) > 1000, "suspiciously small corpus"
+    dirty = {}
+    for case in cases:
+        found = errors(irtool.validate(case.xml))
+        if found:
+            dirty[case.name] = [d.format() for d in found[:3]]
+    assert dirty == {}, f"{len(dirty)} of {len(cases)} corpus IRs have errors: {dirty}"
+
+
+# ---------------------------------------------------------------------------
+# API
+
+
+def test_validate_returns_diagnostics_and_stays_callable(ov_control_flow_irs: dict) -> None:
+    xml = ov_control_flow_irs["test_loop11"]
+    first = irtool.validate(xml)
+    second = irtool.validate(str(xml))  # `irtool.validate` is still the function
+    assert callable(irtool.validate) and first == second
+    assert validate_module.validate(xml) == first
+
+
+def test_model_validation_has_no_file(ov_control_flow_irs: dict) -> None:
+    model = irtool.load(ov_control_flow_irs["test_loop11"])
+    loop = model.graph.layers_of_type("Loop")[0]
+    loop.back_edges[0].from_layer = 2  # a Const of the body
+    found = irtool.validate(model)
+    hit = next(d for d in found if d.code == "BACK_EDGE_ENDPOINT")
+    assert hit.file is None and hit.layer_id == loop.id and hit.line == loop.back_edges[0].line
+    assert hit.format().startswith("<model>:")
+
+
+def test_diagnostic_format_names_scope_layer_and_line() -> None:
+    d = Diagnostic("CYCLE", "layers form a cycle", "m.xml", 12, 4, "add", "3/body")
+    assert d.format() == 'm.xml:12: CYCLE layer 3/body/4 "add": layers form a cycle'
+
+
+def test_rule_table_is_documented() -> None:
+    """Every code in RULES is a row of the table in irtool/validate.py, and back."""
+    doc = validate_module.__doc__ or ""
+    rows = dict(re.findall(r"^([A-Z][A-Z0-9_]+)\s+(error|warning)\s", doc, re.MULTILINE))
+    assert rows == {code: rule.severity for code, rule in RULES.items()}
+
+
+# ---------------------------------------------------------------------------
+# CLI
+
+
+def test_cli_clean_files_exit_zero(ov_control_flow_irs: dict) -> None:
+    files = [ov_control_flow_irs[n] for n in ("test_loop11", "test_scan9_sum", "test_if")]
+    proc = run_cli("validate", *files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 file(s) valid" in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_cli_reports_file_line_and_exits_one(ov_control_flow_irs: dict, tmp_path: Path) -> None:
+    src = ov_control_flow_irs["test_loop11"]
+    bad = tmp_path / "bad.xml"
+    bad.write_text(src.read_text().replace('purpose="execution_condition"', 'purpose="cond"'))
+    (tmp_path / "bad.bin").write_bytes(src.with_suffix(".bin").read_bytes())
+    loop = read_model(src).graph.layers_of_type("Loop")[0].id
+    proc = run_cli("validate", bad, src)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    for code in ("PORT_MAP_PURPOSE", "LOOP_BODY_CONDITION"):
+        assert any(re.match(rf"{re.escape(str(bad))}:[1-9]\d*: {code} layer {loop} ", ln)
+                   for ln in lines), proc.stdout
+    assert str(src) not in proc.stdout  # the clean file has nothing to say
+    assert "Traceback" not in proc.stderr and "1 file" not in proc.stdout
+
+
+def test_cli_json_is_a_list(ov_control_flow_irs: dict, tmp_path: Path) -> None:
+    src = ov_control_flow_irs["test_scan9_sum"]
+    proc = run_cli("validate", "--json", src)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+    bad = tmp_path / "m.xml"
+    bad.write_text(src.read_text().replace('axis="0" external_port_id="0"',
+                                           'axis="7" external_port_id="0"'))
+    proc = run_cli("validate", "--json", bad)
+    assert proc.returncode == 1
+    items = json.loads(proc.stdout)
+    assert isinstance(items, list) and items
+    assert {"code", "message", "file", "line", "layer_id", "layer_name", "scope",
+            "severity"} <= set(items[0])
+    ti = read_model(src).graph.layers_of_type("TensorIterator")[0]
+    assert {(i["code"], i["layer_id"], i["file"]) for i in items} >= {("SLICE_AXIS", ti.id,
+                                                                         str(bad))}
+
+
+def test_cli_warnings_alone_exit_zero(ov_control_flow_irs: dict, tmp_path: Path) -> None:
+    src = ov_control_flow_irs["test_if"]
+    odd = tmp_path / "odd.xml"
+    odd.write_text(src.read_text().replace('type="If" version="opset8"',
+                                           'type="If" version="opset3"'))
+    (tmp_path / "odd.bin").write_bytes(src.with_suffix(".bin").read_bytes())
+    proc = run_cli("validate", odd)
+    assert proc.returncode == 0, proc.stdout
+    branch = read_model(src).graph.layers_of_type("If")[0]
+    assert re.search(rf"^{re.escape(str(odd))}:\d+: UNKNOWN_OP layer {branch.id} "
+                     rf"\"{branch.name}\": .*\[warning\]$",
+                     proc.stdout, re.MULTILINE), proc.stdout
+    assert "1 file(s) valid (1 warning(s))" in proc.stdout

@@ -1,0 +1,515 @@
+"""Every validator rule bites: one mutation of real IR per code.
+
+Each case takes an IR that OpenVINO wrote (``ov.save_model`` of the ONNX node
+cases test_loop11 / test_scan9_sum / test_if, or of a model built with
+OpenVINO's op API), breaks exactly one thing in the XML (or the .bin), and
+expects that code on the layer the break is in, at the line of the element
+that is wrong. The expected layer, scope and line are read from the mutated
+XML with XPath, never from irtool. The CLI must print ``file:line: CODE`` and
+exit 1 (0 for warnings). A few rules only an in-memory ``Model`` can break are
+tested on the ``Model`` at the end.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+from lxml import etree
+from support.ov_irs import ONNX_CONTROL_FLOW
+
+import irtool
+from irtool.cli import main as cli_main
+from irtool.ir import ConstData, Graph, Model, constant, element_type
+from irtool.ir.graph import Port
+from irtool.validation import RULES
+
+SOURCES = {"loop": "test_loop11", "ti": "test_scan9_sum", "if": "test_if"}
+LOOP = "/net/layers/layer[@type='Loop']"
+TI = "/net/layers/layer[@type='TensorIterator']"
+IF = "/net/layers/layer[@type='If']"
+LBODY = f"{LOOP}/body/layers/layer"
+TBODY = f"{TI}/body/layers/layer"
+SLICED = f"{TI}/port_map/input[@axis]"
+CONCAT = f"{LOOP}/port_map/output[@axis]"
+CARRIED = f"{LOOP}/port_map/input[@external_port_id='2']"  # y -> body y_in (back edge)
+COND_ENTRY = f"{LOOP}/port_map/output[@purpose='execution_condition']"
+ITER_ENTRY = f"{LOOP}/port_map/input[@purpose='current_iteration']"
+
+
+def top(name: str) -> str:
+    return f"/net/layers/layer[@name='{name}']"
+
+
+def body(name: str) -> str:
+    return f"{LBODY}[@name='{name}']"
+
+
+# -- XML surgery -------------------------------------------------------------------
+
+
+def one(root: etree._Element, xpath: str) -> etree._Element:
+    hits = root.xpath(xpath)
+    assert len(hits) == 1, f"{xpath} matches {len(hits)} elements"
+    return hits[0]
+
+
+def add(parent: etree._Element, xml: str) -> etree._Element:
+    el = etree.fromstring(xml)
+    parent.append(el)
+    return el
+
+
+def remove(root: etree._Element, xpath: str) -> None:
+    el = one(root, xpath)
+    el.getparent().remove(el)
+
+
+def set_attr(xpath: str, **attrs: str) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        el = one(doc.root, xpath)
+        for key, value in attrs.items():
+            el.set(key.replace("__", "-"), value)
+    return mutate
+
+
+def drop(*xpaths: str) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        for xpath in xpaths:
+            remove(doc.root, xpath)
+    return mutate
+
+
+def edge(frm: int | str, fp: int, to: int | str, tp: int) -> str:
+    return f'<edge from-layer="{frm}" from-port="{fp}" to-layer="{to}" to-port="{tp}" />'
+
+
+def lid(root: etree._Element, xpath: str) -> str:
+    return one(root, xpath).get("id")
+
+
+@dataclass
+class Doc:
+    """A copy of a source IR being mutated."""
+
+    root: etree._Element
+    xml: Path
+    bin: Path
+    text: Callable[[str], str] | None = None  # a text-level mutation instead of the tree
+    delete: bool = False
+
+
+@dataclass(frozen=True)
+class Case:
+    code: str
+    source: str
+    mutate: Callable[[Doc], None]
+    layer: str | None  # XPath of the <layer> the diagnostic must name (None: no layer)
+    line: str | None = None  # XPath of the element whose line must be reported
+    name: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}-{self.name}" if self.name else self.code
+
+
+def expected_scope(el: etree._Element) -> str:
+    """``"3/body"`` for a layer inside Loop 3's body: body tags and their owners, outermost
+    first."""
+    parts: list[str] = []
+    child = el
+    for anc in el.iterancestors():
+        if anc.tag == "layer" and child.tag in ("body", "then_body", "else_body"):
+            parts[:0] = [anc.get("id"), child.tag]
+        child = anc
+    return "/".join(parts)
+
+
+# -- the mutations -------------------------------------------------------------------
+
+
+def _xxe(text: str) -> str:
+    return text.replace('<?xml version="1.0"?>', '<?xml version="1.0"?>\n<!DOCTYPE net '
+                        '[<!ENTITY x SYSTEM "file:///etc/passwd">]>', 1)
+
+
+def _param_to(name: str, et: str, precision: str, loop_port: int) -> Callable[[Doc], None]:
+    """Top Parameter ``name`` and the Loop input it feeds become ``et``/``precision``."""
+    def mutate(doc: Doc) -> None:
+        param = one(doc.root, top(name))
+        one(param, "data").set("element_type", et)
+        one(param, "output/port").set("precision", precision)
+        one(doc.root, f"{LOOP}/input/port[@id='{loop_port}']").set("precision", precision)
+    return mutate
+
+
+def _cond_of_two(doc: Doc) -> None:
+    param = one(doc.root, top("cond"))
+    one(param, "data").set("shape", "2")
+    add(one(param, "output/port"), "<dim>2</dim>")
+    add(one(doc.root, f"{LOOP}/input/port[@id='1']"), "<dim>2</dim>")
+
+
+def _y_in_to_f16(doc: Doc) -> None:
+    y_in = one(doc.root, body("y_in"))
+    one(y_in, "data").set("element_type", "f16")
+    one(y_in, "output/port").set("precision", "FP16")
+
+
+def _y_in_rank_2(doc: Doc) -> None:
+    y_in = one(doc.root, body("y_in"))
+    one(y_in, "data").set("shape", "?,?")
+    add(one(y_in, "output/port"), "<dim>-1</dim>")
+
+
+def _scan_result(doc: Doc) -> str:
+    return one(doc.root, CONCAT).get("internal_layer_id")
+
+
+def _back_edge_from_scan_result(doc: Doc) -> None:
+    one(doc.root, f"{LOOP}/back_edges/edge").set("from-layer", _scan_result(doc))
+
+
+def _second_back_edge(doc: Doc) -> None:
+    y_in = lid(doc.root, body("y_in"))
+    add(one(doc.root, f"{LOOP}/back_edges"),
+        f'<edge from-layer="{_scan_result(doc)}" to-layer="{y_in}" />')
+
+
+def _truncate_bin(doc: Doc) -> None:
+    doc.bin.write_bytes(doc.bin.read_bytes()[:10])
+
+
+def _cycle(doc: Doc) -> None:
+    # y_out (Add) takes its second input from scan_out (Identity), which y_out feeds.
+    y_out, scan_out = lid(doc.root, body("y_out")), lid(doc.root, body("scan_out"))
+    e = one(doc.root, f"{LOOP}/body/edges/edge[@to-layer='{y_out}'][@to-port='1']")
+    e.set("from-layer", scan_out)
+    e.set("from-port", one(doc.root, f"{body('scan_out')}/output/port").get("id"))
+
+
+def _duplicate_producer(doc: Doc) -> None:
+    y_in, y_out = lid(doc.root, body("y_in")), lid(doc.root, body("y_out"))
+    add(one(doc.root, f"{LOOP}/body/edges"), edge(y_in, 0, y_out, 1))
+
+
+def _else_f16(doc: Doc) -> None:
+    const = one(doc.root, f"{IF}/else_body/layers/layer[@type='Const']")
+    one(const, "data").set("element_type", "f16")
+    one(const, "data").set("size", "10")
+    one(const, "output/port").set("precision", "FP16")
+    one(doc.root, f"{IF}/else_body/layers/layer[@type='Result']/input/port").set("precision",
+                                                                                 "FP16")
+
+
+CASES: list[Case] = [
+    # the file
+    Case("FILE_UNREADABLE", "loop", lambda d: setattr(d, "delete", True), None),
+    Case("XML_MALFORMED", "loop", lambda d: setattr(d, "text", lambda t: t[: len(t) // 2]), None),
+    Case("XML_DTD", "loop", lambda d: setattr(d, "text", _xxe), None),
+    Case("XSD", "loop", lambda d: add(one(d.root, body("y_out")), "<foo />"), body("y_out"),
+         f"{body('y_out')}/foo"),
+    # reading
+    Case("XML_STRUCTURE", "loop", drop(f"{LOOP}/body/layers"), None, f"{LOOP}/body"),
+    Case("IR_VERSION", "loop", set_attr("/net", version="9"), None, "/net"),
+    Case("LAYER_ATTR", "loop", lambda d: one(d.root, body("y_out")).attrib.pop("type"),
+         body("y_out"), body("y_out")),
+    Case("PORT_ATTR", "loop", set_attr(f"{body('y_out')}/output/port", id="two"), body("y_out"),
+         f"{body('y_out')}/output/port"),
+    Case("EDGE_ATTR", "loop", set_attr("/net/edges/edge[@from-layer='2']", from__port="zero"),
+         None, "/net/edges/edge[@from-layer='2']"),
+    Case("PORT_MAP_ATTR", "loop", set_attr(CONCAT, internal_layer_id="twenty"), LOOP, CONCAT),
+    Case("BACK_EDGE_ATTR", "loop", set_attr(f"{LOOP}/back_edges/edge", from__layer="x"), LOOP,
+         f"{LOOP}/back_edges/edge"),
+    # graph structure
+    Case("DUPLICATE_LAYER_ID", "loop",
+         lambda d: one(d.root, body("scan_out")).set("id", lid(d.root, body("y_out"))),
+         body("scan_out"), body("scan_out")),
+    Case("DUPLICATE_PORT_ID", "loop", set_attr(f"{body('y_out')}/output/port", id="1"),
+         body("y_out"), f"{body('y_out')}/output/port"),
+    Case("EDGE_UNKNOWN_LAYER", "loop", set_attr("/net/edges/edge[@to-layer='4']", to__layer="44"),
+         LOOP, "/net/edges/edge[@to-layer='44']"),
+    Case("EDGE_UNKNOWN_PORT", "loop",
+         lambda d: one(d.root, f"{LOOP}/body/edges/edge[@from-layer="
+                       f"'{lid(d.root, body('slice_out'))}']").set("from-port", "9"),
+         body("slice_out"), f"{LOOP}/body/edges/edge[@from-port='9']"),
+    Case("MULTIPLE_PRODUCERS", "loop", _duplicate_producer, body("y_out"),
+         f"{LOOP}/body/edges/edge[last()]"),
+    Case("CYCLE", "loop", _cycle, body("y_out"), body("y_out")),
+    Case("UNCONNECTED_INPUT", "loop", drop("/net/edges/edge[@to-layer='4']"),
+         top("res_y/sink_port_0"), f"{top('res_y/sink_port_0')}/input/port"),
+    Case("PARAMETER_HAS_INPUT", "loop",
+         lambda d: add(one(d.root, top("y")), '<input><port id="1" precision="FP32" /></input>'),
+         top("y"), top("y")),
+    Case("RESULT_HAS_OUTPUT", "loop",
+         lambda d: add(one(d.root, top("res_y/sink_port_0")),
+                       '<output><port id="1" precision="FP32" /></output>'),
+         top("res_y/sink_port_0"), top("res_y/sink_port_0")),
+    Case("PORT_COUNT", "loop", drop(f"{top('res_scan/sink_port_0')}/input"),
+         top("res_scan/sink_port_0"), top("res_scan/sink_port_0")),
+    Case("UNKNOWN_OP", "loop", set_attr(body("scan_out"), type="Frobnicate"), body("scan_out"),
+         body("scan_out")),
+    # element types, shapes, constants
+    Case("ELEMENT_TYPE", "loop", set_attr(f"{top('y')}/data", element_type="f33"), top("y"),
+         top("y")),
+    Case("BAD_DIM", "loop",
+         lambda d: setattr(one(d.root, f"{top('y')}/output/port/dim"), "text", str(10**30)),
+         top("y"), f"{top('y')}/output/port/dim"),
+    Case("SHAPE_ATTR", "loop", set_attr(f"{top('y')}/data", shape="1,x"), top("y"), top("y")),
+    Case("ATTR_PORT_MISMATCH", "loop", set_attr(f"{top('y')}/data", shape="2"), top("y"),
+         f"{top('y')}/output/port"),
+    Case("EDGE_TYPE_MISMATCH", "loop",
+         set_attr(f"{top('res_y/sink_port_0')}/input/port", precision="FP16"),
+         top("res_y/sink_port_0"), "/net/edges/edge[@to-layer='4']"),
+    Case("EDGE_SHAPE_MISMATCH", "loop",
+         lambda d: add(one(d.root, f"{top('res_scan/sink_port_0')}/input/port"),
+                       "<dim>-1</dim>"),
+         top("res_scan/sink_port_0"), "/net/edges/edge[@to-layer='5']"),
+    Case("CONST_DATA", "loop", lambda d: one(d.root, f"{body('x')}/data").attrib.pop("offset"),
+         body("x"), body("x")),
+    Case("CONST_OUT_OF_BOUNDS", "loop", _truncate_bin, body("x"), body("x")),
+    Case("CONST_SIZE", "loop", set_attr(f"{body('x')}/data", size="16"), body("x"), body("x")),
+    Case("CONST_SHAPE", "loop", set_attr(f"{body('x')}/data", shape="?"), body("x"), body("x")),
+    # Loop / TensorIterator / If
+    Case("BODY_MISSING", "loop", drop(f"{LOOP}/body"), LOOP, LOOP),
+    Case("PORT_MAP_UNKNOWN_LAYER", "loop",
+         set_attr(f"{LOOP}/port_map/output[@external_port_id='3']", internal_layer_id="77"),
+         LOOP, f"{LOOP}/port_map/output[@external_port_id='3']"),
+    Case("PORT_MAP_WRONG_KIND", "loop",
+         lambda d: one(d.root, CONCAT).set("internal_layer_id", lid(d.root, body("x"))),
+         LOOP, CONCAT, name="output-on-a-Const"),
+    Case("PORT_MAP_WRONG_KIND", "loop",
+         lambda d: one(d.root, CARRIED).set("internal_layer_id", _scan_result(d)),
+         LOOP, CARRIED, name="input-on-a-Result"),
+    Case("PORT_MAP_BAD_PORT", "loop", set_attr(CARRIED, external_port_id="3"), LOOP,
+         f"{LOOP}/port_map/input[@external_port_id='3']"),
+    Case("PORT_MAP_DUPLICATE", "loop",
+         lambda d: add(one(d.root, f"{LOOP}/port_map"),
+                       f'<output external_port_id="3" internal_layer_id="{_scan_result(d)}" />'),
+         LOOP, f"{LOOP}/port_map/output[last()]"),
+    Case("PORT_MAP_PURPOSE", "ti",
+         set_attr(f"{TI}/port_map/input[@external_port_id='1']", purpose="current_iteration"),
+         TI, f"{TI}/port_map/input[@external_port_id='1']", name="TensorIterator"),
+    Case("PORT_MAP_PURPOSE", "loop", set_attr(COND_ENTRY, purpose="condition"), LOOP,
+         f"{LOOP}/port_map/output[@purpose='condition']", name="unknown"),
+    Case("PORT_MAP_TYPE", "loop", _y_in_to_f16, LOOP, CARRIED),
+    Case("PORT_MAP_SHAPE", "loop", _y_in_rank_2, LOOP, CARRIED),
+    Case("PARAMETER_UNMAPPED", "loop", drop(CARRIED, f"{LOOP}/back_edges/edge"), body("y_in"),
+         body("y_in")),
+    Case("INPUT_UNMAPPED", "loop", drop(CARRIED), LOOP, f"{LOOP}/input/port[@id='2']"),
+    Case("OUTPUT_UNMAPPED", "loop", drop(f"{LOOP}/port_map/output[@external_port_id='3']"),
+         LOOP, f"{LOOP}/output/port[@id='3']"),
+    Case("BACK_EDGE_ENDPOINT", "loop", lambda d: one(d.root, f"{LOOP}/back_edges/edge").set(
+        "from-layer", lid(d.root, f"{LBODY}[@type='Const'][data/@element_type='boolean']")),
+        LOOP, f"{LOOP}/back_edges/edge"),
+    Case("BACK_EDGE_DUPLICATE", "loop", _second_back_edge, LOOP, f"{LOOP}/back_edges/edge[2]"),
+    Case("BACK_EDGE_NO_INIT", "loop", drop(CARRIED), LOOP, f"{LOOP}/back_edges/edge"),
+    Case("BACK_EDGE_MISMATCH", "loop", _back_edge_from_scan_result, LOOP,
+         f"{LOOP}/back_edges/edge"),
+    Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="2"), TI, SLICED),
+    Case("CONCAT_AXIS", "loop", set_attr(CONCAT, axis="2"), LOOP, CONCAT),
+    Case("SLICE_PARAMS", "ti", set_attr(SLICED, part_size="0"), TI, SLICED),
+    Case("SLICE_DIM", "ti", set_attr(SLICED, start="5"), TI, SLICED),
+    Case("LOOP_TRIP_COUNT", "loop", _param_to("trip_count", "f32", "FP32", 0), LOOP,
+         f"{LOOP}/input/port[@id='0']"),
+    Case("LOOP_CONDITION", "loop", _cond_of_two, LOOP, f"{LOOP}/input/port[@id='1']"),
+    Case("LOOP_BODY_CONDITION", "loop", drop(COND_ENTRY), LOOP, None, name="entry-removed"),
+    Case("LOOP_BODY_CONDITION", "loop",
+         lambda d: remove(d.root, f"{LBODY}[@id='{one(d.root, COND_ENTRY).get('internal_layer_id')}"
+                                  "']"), LOOP, None, name="Result-removed"),
+    Case("LOOP_CURRENT_ITERATION", "loop", set_attr(ITER_ENTRY, external_port_id="0"), LOOP,
+         ITER_ENTRY),
+    Case("IF_CONDITION", "if",
+         lambda d: (one(d.root, f"{top('cond')}/data").set("element_type", "f32"),
+                    one(d.root, f"{top('cond')}/output/port").set("precision", "FP32"),
+                    one(d.root, f"{IF}/input/port[@id='0']").set("precision", "FP32")),
+         IF, f"{IF}/input/port[@id='0']"),
+    Case("IF_BRANCH_MISMATCH", "if", drop(f"{IF}/else_port_map/output"), IF, IF, name="count"),
+    Case("IF_BRANCH_MISMATCH", "if", _else_f16, IF, IF, name="type"),
+]
+
+
+def build(case: Case, sources: dict[str, Path], folder: Path) -> tuple[Path, Doc]:
+    """Write the mutated copy of the case's source IR into ``folder``."""
+    src = sources[SOURCES[case.source]]
+    folder.mkdir(parents=True, exist_ok=True)
+    xml, bin_ = folder / "model.xml", folder / "model.bin"
+    shutil.copyfile(src.with_suffix(".bin"), bin_)
+    root = etree.parse(str(src)).getroot()
+    doc = Doc(root, xml, bin_)
+    case.mutate(doc)
+    if doc.delete:
+        pass  # no .xml at all
+    elif doc.text is not None:
+        xml.write_text(doc.text(src.read_text()))
+    else:
+        etree.ElementTree(root).write(str(xml), xml_declaration=True, encoding="utf-8")
+    return xml, doc
+
+
+def reparse(xml: Path) -> etree._Element:
+    return etree.parse(str(xml), etree.XMLParser(resolve_entities=False, no_network=True)
+                       ).getroot()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule_bites(case: Case, ov_control_flow_irs: dict[str, Path], tmp_path: Path,
+                    capsys: pytest.CaptureFixture[str]) -> None:
+    xml, _ = build(case, ov_control_flow_irs, tmp_path)
+    found = irtool.validate(xml)
+    hits = [d for d in found if d.code == case.code]
+    listing = "\n".join(d.format() for d in found)
+    assert hits, f"{case.code} not reported; got:\n{listing}"
+    assert all(d.severity == RULES[case.code].severity for d in hits)
+    assert all(d.file == str(xml) for d in found)
+    root = reparse(xml) if xml.exists() and case.code not in ("XML_MALFORMED", "XML_DTD") \
+        else None
+    if case.layer is not None:
+        assert root is not None
+        layer_el = one(root, case.layer)
+        want = (int(layer_el.get("id")), layer_el.get("name"), expected_scope(layer_el))
+        assert want in {(d.layer_id, d.layer_name, d.scope) for d in hits}, listing
+    else:
+        assert any(d.layer_id is None for d in hits), listing
+    if case.line is not None:
+        assert root is not None
+        line = one(root, case.line).sourceline
+        assert line in {d.line for d in hits}, f"line {line} expected:\n{listing}"
+    # The command line: `file:line: CODE ...`, exit 1 for an error, 0 for a warning alone.
+    rc = cli_main(["validate", str(xml)])
+    out = capsys.readouterr()
+    errors = [d for d in found if d.severity == "error"]
+    assert rc == (1 if errors else 0)
+    line_pat = r"\d+" if case.code == "FILE_UNREADABLE" else r"[1-9]\d*"
+    assert re.search(rf"^{re.escape(str(xml))}:{line_pat}: {case.code}\b", out.out,
+                     re.MULTILINE), out.out
+    if errors:
+        assert "error(s)" in out.err
+
+
+def test_every_code_has_a_mutation() -> None:
+    covered = {c.code for c in CASES} | MODEL_ONLY | {"XSD_UNAVAILABLE"}
+    assert covered == set(RULES), set(RULES) ^ covered
+
+
+def test_cli_subprocess_on_every_broken_file(ov_control_flow_irs: dict[str, Path],
+                                            tmp_path: Path) -> None:
+    """One real ``python -m irtool validate`` over all the broken files at once."""
+    files = []
+    for i, case in enumerate(CASES):
+        if case.code == "FILE_UNREADABLE" or RULES[case.code].severity != "error":
+            continue
+        xml, _ = build(case, ov_control_flow_irs, tmp_path / f"{i:02d}")
+        files.append((case, xml))
+    proc = subprocess.run([sys.executable, "-m", "irtool", "validate", *(str(x) for _, x in files)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    for case, xml in files:
+        assert re.search(rf"^{re.escape(str(xml))}:[1-9]\d*: {case.code}\b", proc.stdout,
+                         re.MULTILINE), case.id
+
+
+def test_missing_schema_is_a_warning(ov_control_flow_irs: dict[str, Path], tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from irtool.validation import xsd
+
+    monkeypatch.setattr(xsd, "schema_candidates", lambda version: [tmp_path / "none.xsd"])
+    found = irtool.validate(ov_control_flow_irs["test_loop11"])
+    assert [(d.code, d.severity) for d in found] == [("XSD_UNAVAILABLE", "warning")]
+
+
+# -- what cannot be said wrongly in XML (or is clearer on a Model) -------------------
+
+MODEL_ONLY = {"LAYER_ID_MISMATCH"}
+
+
+def _small_model() -> tuple[Model, dict[str, int]]:
+    g = Graph()
+    x = g.add_op("Parameter", "opset1", [], {"element_type": "f32", "shape": "2"}, name="x")
+    x.outputs[0].precision, x.outputs[0].dims = element_type("f32"), (2,)
+    c = constant(g, np.array([1.0, 2.0], np.float32), name="c")
+    add_ = g.add_op("Add", "opset1", [(x.id, 0), (c.id, 0)], {"auto_broadcast": "numpy"},
+                    name="add")
+    for p in (*add_.inputs, *add_.outputs):
+        p.precision, p.dims = element_type("f32"), (2,)
+    r = g.add_op("Result", "opset1", [(add_.id, 2)], name="r", num_outputs=0)
+    r.inputs[0].precision, r.inputs[0].dims = element_type("f32"), (2,)
+    return Model(g), {"x": x.id, "c": c.id, "add": add_.id, "r": r.id}
+
+
+def _codes_on(model: Model, layer_id: int) -> set[str]:
+    return {d.code for d in irtool.validate(model) if d.layer_id == layer_id}
+
+
+def test_hand_built_model_is_clean() -> None:
+    model, _ = _small_model()
+    assert irtool.validate(model) == []
+
+
+def test_model_layer_id_mismatch() -> None:
+    model, ids = _small_model()
+    model.graph.layer(ids["add"]).id = 42
+    assert "LAYER_ID_MISMATCH" in _codes_on(model, 42)
+
+
+def test_model_const_without_data_or_wrong_size() -> None:
+    model, ids = _small_model()
+    const = model.graph.layer(ids["c"])
+    const.const = ConstData(b"\x00" * 12)
+    assert "CONST_SIZE" in _codes_on(model, ids["c"])
+    const.const = ConstData(b"\x00" * 8, offset=4, size=8)
+    assert "CONST_OUT_OF_BOUNDS" in _codes_on(model, ids["c"])
+    const.const = None
+    assert "CONST_DATA" in _codes_on(model, ids["c"])
+
+
+def test_model_edges_to_nowhere_and_cycles() -> None:
+    model, ids = _small_model()
+    model.graph.connect(ids["add"], 2, 99, 0)
+    hits = [d for d in irtool.validate(model) if d.code == "EDGE_UNKNOWN_LAYER"]
+    assert [(d.layer_id, d.file) for d in hits] == [(ids["add"], None)]
+    model, ids = _small_model()
+    model.graph.disconnect_input(ids["add"], 1)
+    model.graph.connect(ids["add"], 2, ids["add"], 1)  # feeds itself
+    assert "CYCLE" in _codes_on(model, ids["add"])
+
+
+def test_model_bad_dims_and_types() -> None:
+    model, ids = _small_model()
+    layer = model.graph.layer(ids["add"])
+    layer.outputs[0].dims = (2, -5)
+    layer.inputs[0].precision = "FP33"  # type: ignore[assignment]
+    codes = _codes_on(model, ids["add"])
+    assert {"BAD_DIM", "ELEMENT_TYPE"} <= codes
+    layer.outputs[0] = Port(2, element_type("f32"), (2,))
+    model.graph.layer(ids["x"]).attrs["shape"] = str(10**30)
+    assert "BAD_DIM" in _codes_on(model, ids["x"])
+
+
+# -- documented non-findings -----------------------------------------------------------
+
+
+def test_dropping_a_back_edge_leaves_a_valid_loop(ov_control_flow_irs: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    """Without its back edge the carried Parameter keeps its port_map input and becomes a
+    loop invariant: a different loop, but a sound one, which OpenVINO reads and runs.
+    (What a dropped back edge can break -- a Parameter left without any source -- is
+    PARAMETER_UNMAPPED / BACK_EDGE_NO_INIT above.)"""
+    case = Case("", "loop", drop(f"{LOOP}/back_edges/edge"), None)
+    xml, _ = build(case, ov_control_flow_irs, tmp_path)
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    compiled([np.array(3, np.int64), np.array(True), np.array([1.0], np.float32)])
+    assert [d for d in irtool.validate(xml) if d.severity == "error"] == []
+
+
+def test_control_flow_sources_are_the_onnx_cases() -> None:
+    assert set(SOURCES.values()) <= set(ONNX_CONTROL_FLOW)
