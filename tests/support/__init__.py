@@ -5,9 +5,27 @@ sys.path): IR builders, ONNX model helpers, OpenVINO-written corpora, the opset 
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
-SHARED = REPO.parent / "shared"
 SAMPLES = REPO / "samples"
+
+
+def _shared() -> Path:
+    """``../shared`` beside the checkout; for a git worktree, beside the main checkout."""
+    beside = REPO.parent / "shared"
+    if beside.is_dir():
+        return beside
+    try:
+        common = subprocess.run(["git", "rev-parse", "--path-format=absolute",
+                                 "--git-common-dir"], cwd=REPO, capture_output=True,
+                                text=True, timeout=30).stdout.strip()
+    except OSError:  # no git: the checkout is all there is
+        return beside
+    main = Path(common).parent.parent / "shared" if common else beside
+    return main if main.is_dir() else beside
+
+
+SHARED = _shared()
