@@ -91,7 +91,7 @@ def run(
 
         return Executor(_as_model(model_or_path), max_iterations=max_iterations).run(inputs)
     if backend == "openvino":
-        from .crosscheck.openvino_backend import run_ir
+        from .backends.openvino import run_ir
 
         return run_ir(model_or_path, inputs)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")

@@ -53,11 +53,11 @@ class IrtoolRep(BackendRep):
 
             self._executor = Executor(ir, max_iterations=max_iterations)
         else:
-            from .api import save
+            from .ir import write_model
 
             # The files OpenVINO reads live as long as this rep.
             self._tmp = tempfile.TemporaryDirectory(prefix="irtool-backend-")
-            self._xml = save(ir, Path(self._tmp.name) / "model.xml")
+            self._xml, _ = write_model(ir, Path(self._tmp.name) / "model.xml")
 
     def _feed(self, inputs: Any) -> dict[str, np.ndarray]:
         if isinstance(inputs, Mapping):
@@ -85,7 +85,7 @@ class IrtoolRep(BackendRep):
         if self._executor is not None:
             outputs = self._executor.run(feed)
         else:
-            from .crosscheck.openvino_backend import run_ir
+            from .backends.openvino import run_ir
 
             outputs = run_ir(self._xml, feed)
         missing = [n for n in self.output_names if n not in outputs]
@@ -106,13 +106,13 @@ class IrtoolBackend(Backend):
                 **kwargs: Any) -> IrtoolRep:
         """Convert ``model``; ``target="openvino"`` runs it on OpenVINO instead of irtool.
         ``max_iterations`` caps every loop of irtool's runtime."""
-        from .api import convert
+        from .onnx import convert_model
 
         if not cls.supports_device(device):
             raise BackendError(f"device {device!r} is not supported (CPU only)")
         target = kwargs.get("target", cls.default_target)
         proto = model if isinstance(model, onnx.ModelProto) else onnx.load(model)
-        return IrtoolRep(proto, convert(proto), target, kwargs.get("max_iterations"))
+        return IrtoolRep(proto, convert_model(proto), target, kwargs.get("max_iterations"))
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU",

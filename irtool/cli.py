@@ -16,10 +16,11 @@ from pathlib import Path
 
 from . import api
 from .errors import IRToolError
-from .files import check_writable, write_npz
+from .files import check_writable, write_files, write_npz
 
 
 def _load_npz(path: str) -> dict:
+    """The arrays of an ``.npz`` by key; a file numpy cannot read is an ``IRToolError``."""
     import numpy as np
 
     try:
@@ -103,15 +104,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .crosscheck.cli import run_check
+    """``irtool check MODEL.onnx [INPUTS.npz]``: the table (or ``--json``) on stdout,
+    progress on stderr; exit 0 only when every backend ran and agrees with onnxruntime."""
+    from .crosscheck.inputs import parse_shape_option
 
-    return run_check(args)
+    shapes = dict(parse_shape_option(text) for text in (args.shape or []))
+    given = _load_npz(args.inputs) if args.inputs else None
+
+    def progress(message: str) -> None:
+        print(f"irtool check: {message}...", file=sys.stderr, flush=True)
+
+    report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
+                       atol=args.atol, keep_dir=args.keep, progress=progress)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(report.format_table())
+    return 0 if report.ok else 1
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .crosscheck.inspect import run_inspect
+    """``irtool inspect MODEL``: print the summary, then write ``--dot`` / ``--svg`` if asked."""
+    from .inspection import load_for_inspect, summary, to_dot, write_svg
 
-    return run_inspect(args)
+    model, note = load_for_inspect(args.model)
+    print(summary(model, note))
+    if args.dot or args.svg:
+        dot_text = to_dot(model)
+        if args.dot:
+            write_files({args.dot: dot_text.encode("utf-8")})
+            print(f"wrote {args.dot}")
+        if args.svg:
+            write_svg(dot_text, args.svg)
+            print(f"wrote {args.svg}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 
 * ``OnnxRuntimeBackend``: onnxruntime (CPU) on the ONNX model, the reference;
 * ``IrtoolBackend``: irtool's own runtime on an IR;
-* ``OpenVINOBackend``: OpenVINO's CPU runtime on IR files (``openvino_backend.run_ir``);
+* ``OpenVINOBackend``: OpenVINO's CPU runtime on IR files (``irtool.backends.openvino``);
 * ``OpenVINOFrontendBackend``: OpenVINO reading the ``.onnx`` itself (its own frontend).
 
 ``run`` returns outputs by tensor name and raises ``BackendError``;
@@ -40,7 +40,7 @@ def first_line(err: BaseException) -> str:
     if isinstance(err, IRToolError):
         text = str(err)
     else:
-        from .openvino_backend import one_line
+        from ..backends.openvino import one_line
 
         text = f"{type(err).__name__}: {one_line(err)}"
     return text.strip().splitlines()[0] if text.strip() else type(err).__name__
@@ -120,13 +120,12 @@ class IrtoolBackend(Backend):
         self.max_iterations = max_iterations
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
-        from ..api import load
-        from ..ir import Model
+        from ..ir import Model, read_model
         from ..runtime import Executor
 
         model = self.model_or_path
         if not isinstance(model, Model):
-            model = load(model)
+            model = read_model(model)
         executor = Executor(model, max_iterations=self.max_iterations)
         feed = {n: inputs[n] for n in executor.input_names if n in inputs}
         return executor.run(feed)
@@ -141,7 +140,7 @@ class OpenVINOBackend(Backend):
         self.xml_path = Path(xml_path)
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
-        from .openvino_backend import run_ir
+        from ..backends.openvino import run_ir
 
         return run_ir(self.xml_path, _only_inputs_of(self.xml_path, inputs))
 
@@ -162,7 +161,7 @@ class OpenVINOFrontendBackend(Backend):
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         import onnx
 
-        from .openvino_backend import run_ir
+        from ..backends.openvino import run_ir
 
         ov_inputs = _read_with_openvino(self.onnx_path).inputs  # a frontend failure, its reason
         graph = onnx.load(str(self.onnx_path), load_external_data=False).graph
@@ -221,10 +220,10 @@ def _read_with_openvino(path: Path) -> Any:
 
 def _only_inputs_of(xml_path: Path, inputs: Feed) -> dict[str, np.ndarray]:
     """The part of ``inputs`` the IR takes (ONNX initializers may be fed but not wanted)."""
-    from ..api import load
+    from ..ir import read_model
 
     try:
-        names = load(xml_path).input_names()
+        names = read_model(xml_path).input_names()
     except IRToolError:
         return dict(inputs)  # let OpenVINO say what it thinks of the file
     return {n: inputs[n] for n in names if n in inputs}

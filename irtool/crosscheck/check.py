@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ConversionError, IRToolError
 from ..files import write_npz
+from ..ir import write_model
 from .backends import (
     Backend,
     IrtoolBackend,
@@ -141,9 +142,7 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     with _ir_dir(keep_dir) as folder:
         stem = Path(label).stem if label != "<ModelProto>" else "model"
         xml = folder / f"{stem or 'model'}.xml"
-        from ..api import save
-
-        save(ir_model, xml)
+        write_model(ir_model, xml)
         if keep_dir is not None:
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
@@ -203,10 +202,10 @@ def _load_onnx(model: Any) -> tuple[onnx.ModelProto, str]:
 
 
 def _convert(model: Any) -> Any:
-    from ..api import convert
+    from ..onnx import convert_model
 
     try:
-        return convert(model)
+        return convert_model(model)
     except IRToolError:
         raise
     except Exception as err:  # a converter bug is still a failed conversion for the user

@@ -6,7 +6,7 @@ Paths (``PATHS``):
 * ``irtool-openvino``: ``irtool.convert`` -> IR files -> OpenVINO CPU;
 * ``irtool``: ``irtool.convert`` -> IR files -> irtool's runtime.
 
-OpenVINO runs with f32 inference precision (``openvino_backend.run_ir``), which
+OpenVINO runs with f32 inference precision (``irtool.backends.openvino.run_ir``), which
 feeds and reads bf16, f8 and 4-bit tensors as the raw bits its Python API uses.
 Each result is compared with the case's expected outputs under the case's
 ``rtol``/``atol`` (integers, booleans and strings exactly). A status is one of
@@ -95,21 +95,11 @@ def _cases() -> dict[str, Any]:
         return {c.name: c for c in collect_testcases()}
 
 
-def _ops(graph: Any) -> set[str]:
-    found = set()
-    for node in graph.node:
-        found.add(node.op_type)
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                found |= _ops(attr.g)
-            for g in attr.graphs:
-                found |= _ops(g)
-    return found
-
-
 def is_control_flow(case: Any) -> bool:
     """Whether the case's model holds a Loop, Scan or If (bodies and functions included)."""
-    ops = _ops(case.model.graph)
+    from ..onnx.protos import op_types
+
+    ops = op_types(case.model.graph)
     for fn in case.model.functions:
         ops |= {n.op_type for n in fn.node}
     return bool(ops & CONTROL_FLOW_OPS)
@@ -213,8 +203,9 @@ def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
               tmp: Path) -> dict[str, np.ndarray]:
     import onnx
 
-    from ..api import convert, save
     from ..errors import IRToolError
+    from ..ir import write_model
+    from ..onnx import convert_model
     from .backends import IrtoolBackend, OpenVINOBackend, OpenVINOFrontendBackend, first_line
 
     if path == "openvino":
@@ -222,8 +213,8 @@ def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
         onnx.save(model, str(onnx_path))
         return _stage("run", lambda: OpenVINOFrontendBackend(onnx_path).run(feed))
     try:
-        ir = convert(model)
-        xml = save(ir, tmp / "model.xml")
+        ir = convert_model(model)
+        xml, _ = write_model(ir, tmp / "model.xml")
     except IRToolError as err:
         raise _Failed("error", f"convert: {err}") from None
     except Exception as err:

@@ -12,7 +12,7 @@ Dynamic dimensions need a shape (``shapes`` / ``--shape name=2,3``) unless
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,9 +88,11 @@ def loop_condition_inputs(model: onnx.ModelProto) -> set[str]:
 
 
 def _loop_inputs(model: onnx.ModelProto, index: int) -> set[str]:
+    from ..onnx.protos import walk_nodes
+
     producers: dict[str, tuple[str, list[str]]] = {}
     loops_m: list[str] = []
-    for node in _all_nodes(model.graph):
+    for node in walk_nodes(model.graph):
         for out in node.output:
             producers[out] = (node.op_type, list(node.input))
         if node.op_type == "Loop" and len(node.input) > index and node.input[index]:
@@ -109,16 +111,6 @@ def _loop_inputs(model: onnx.ModelProto, index: int) -> set[str]:
                 break
             name = ins[0]
     return found
-
-
-def _all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from _all_nodes(attr.g)
-            for g in attr.graphs:
-                yield from _all_nodes(g)
 
 
 def parse_shape_option(text: str) -> tuple[str, tuple[int, ...]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
@@ -26,47 +26,9 @@ from onnx import helper as onnx_helper
 
 from ..errors import ConversionError
 from ..ir.graph import Graph, Layer, constant
-from ..ir.types import ELEMENT_TYPES, ElementType, from_numpy
+from ..ir.types import ElementType, from_numpy
 from ..opset import TensorInfo, make_op
-
-if TYPE_CHECKING:
-    from .converter import Converter
-
-# ONNX TensorProto element types -> OpenVINO element types.
-ONNX_TO_ELEMENT_TYPE: dict[int, ElementType] = {
-    onnx.TensorProto.FLOAT: ELEMENT_TYPES["f32"],
-    onnx.TensorProto.UINT8: ELEMENT_TYPES["u8"],
-    onnx.TensorProto.INT8: ELEMENT_TYPES["i8"],
-    onnx.TensorProto.UINT16: ELEMENT_TYPES["u16"],
-    onnx.TensorProto.INT16: ELEMENT_TYPES["i16"],
-    onnx.TensorProto.INT32: ELEMENT_TYPES["i32"],
-    onnx.TensorProto.INT64: ELEMENT_TYPES["i64"],
-    onnx.TensorProto.STRING: ELEMENT_TYPES["string"],
-    onnx.TensorProto.BOOL: ELEMENT_TYPES["boolean"],
-    onnx.TensorProto.FLOAT16: ELEMENT_TYPES["f16"],
-    onnx.TensorProto.DOUBLE: ELEMENT_TYPES["f64"],
-    onnx.TensorProto.UINT32: ELEMENT_TYPES["u32"],
-    onnx.TensorProto.UINT64: ELEMENT_TYPES["u64"],
-    onnx.TensorProto.BFLOAT16: ELEMENT_TYPES["bf16"],
-    onnx.TensorProto.FLOAT8E4M3FN: ELEMENT_TYPES["f8e4m3"],
-    onnx.TensorProto.FLOAT8E5M2: ELEMENT_TYPES["f8e5m2"],
-    onnx.TensorProto.UINT4: ELEMENT_TYPES["u4"],
-    onnx.TensorProto.INT4: ELEMENT_TYPES["i4"],
-}
-
-
-def tensor_info_from_type(type_proto: onnx.TypeProto) -> TensorInfo | None:
-    """The ``TensorInfo`` of an ONNX tensor type (None for sequences, optionals, unknown)."""
-    if not type_proto.HasField("tensor_type"):
-        return None
-    tt = type_proto.tensor_type
-    et = ONNX_TO_ELEMENT_TYPE.get(tt.elem_type)
-    if et is None:
-        return None
-    if not tt.HasField("shape"):
-        return TensorInfo(et, None)
-    dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim)
-    return TensorInfo(et, dims)
+from .protos import node_label
 
 
 @dataclass(frozen=True)
@@ -257,6 +219,16 @@ class Scope:
         return Scope(GraphBuilder(), parent=self, description=description)
 
 
+class Conversion(Protocol):
+    """What the conversion of the whole model does for a translator (the ``Converter``)."""
+
+    def translate_body(self, graph: onnx.GraphProto, scope: Scope, what: str) -> list[Value]:
+        ...
+
+    def sequence_element(self, name: str) -> TensorInfo | None:
+        ...
+
+
 @dataclass
 class NodeContext:
     """One ONNX node under translation."""
@@ -264,12 +236,26 @@ class NodeContext:
     node: onnx.NodeProto
     scope: Scope
     opset: int
-    converter: Converter
+    conversion: Conversion
     output_infos: list[TensorInfo | None] = field(default_factory=list)
 
     @property
     def name(self) -> str:
-        return self.node.name or f"{self.node.op_type}({', '.join(self.node.output)})"
+        return node_label(self.node)
+
+    def translate_body(self, graph: onnx.GraphProto, scope: Scope, what: str) -> list[Value]:
+        """Translate the nodes of ``graph`` (a body or branch) into ``scope``, whose caller
+        has defined the graph's inputs; returns the values of the graph's outputs."""
+        return self.conversion.translate_body(graph, scope, what)
+
+    def sequence_element(self, name: str) -> TensorInfo | None:
+        """The element type of the empty sequence called ``name``, when the model says."""
+        return self.conversion.sequence_element(name)
+
+    def for_node(self, node: onnx.NodeProto, scope: Scope, opset: int,
+                 output_infos: list[TensorInfo | None]) -> NodeContext:
+        """A context for another node of the same conversion (a function body's)."""
+        return NodeContext(node, scope, opset, self.conversion, output_infos)
 
     @property
     def builder(self) -> GraphBuilder:

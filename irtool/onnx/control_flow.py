@@ -34,8 +34,8 @@ from ..ir.graph import BackEdge, Graph, Layer, PortMapEntry
 from ..ir.types import ELEMENT_TYPES
 from ..opset import TensorInfo, make_op
 from ..passes.prune import prune_graph
-from .context import NodeContext, Scope, Value, onnx_op, tensor_info_from_type
-from .converter import refine, union, value_infos
+from .context import NodeContext, Scope, Value, onnx_op
+from .tensor_types import refine, tensor_info_from_type, union, value_infos
 
 I64 = ELEMENT_TYPES["i64"]
 BOOL = ELEMENT_TYPES["boolean"]
@@ -57,7 +57,7 @@ class Body:
     outputs: list[Value]
 
 
-def translate_body(ctx: NodeContext, graph: onnx.GraphProto, infos: Sequence[TensorInfo],
+def build_body(ctx: NodeContext, graph: onnx.GraphProto, infos: Sequence[TensorInfo],
                    squeeze_axes: Sequence[int | None], what: str,
                    scope: Scope | None = None) -> Body:
     """Translate ``graph`` with one body Parameter of ``infos[i]`` per graph input.
@@ -78,16 +78,14 @@ def translate_body(ctx: NodeContext, graph: onnx.GraphProto, infos: Sequence[Ten
             scope.graph.layer(squeezed.layer).outputs[0].names = (vi.name,)
             scope.define(vi.name, squeezed)
         params.append(param)
-    ctx.converter.translate_graph(graph, scope)
-    outputs = ctx.converter.body_outputs(graph, scope, what)
-    return Body(scope, params, outputs)
+    return Body(scope, params, ctx.translate_body(graph, scope, what))
 
 
-def translate_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[TensorInfo],
+def build_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[TensorInfo],
                             squeeze_axes: Sequence[int | None],
                             carried: Sequence[tuple[int, int]], what: str,
                             parent: Scope | None = None) -> Body:
-    """``translate_body`` where body input ``i`` takes the value of body output ``o`` on
+    """``build_body`` where body input ``i`` takes the value of body output ``o`` on
     the next iteration for each ``(i, o)`` in ``carried``.
 
     Such a Parameter keeps a static dimension only where the output provably has
@@ -97,7 +95,7 @@ def translate_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: lis
     onnx_infos = value_infos(graph)
     for _ in range(_MAX_RELAXATIONS):
         scope = parent.child(what) if parent is not None else None
-        body = translate_body(ctx, graph, infos, squeeze_axes, what, scope)
+        body = build_body(ctx, graph, infos, squeeze_axes, what, scope)
         changed = False
         for i, o in carried:
             out = refine(body.outputs[o].info, onnx_infos.get(graph.output[o].name))
@@ -261,7 +259,7 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
-    body = translate_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what)
+    body = build_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what)
     scope = body.scope
     iter_param, cond_param, *state_params = body.params
     cond_out, *outs = body.outputs[:1 + n_carried + n_scan]
@@ -430,7 +428,7 @@ def build_scan(ctx: NodeContext, scope: Scope, graph: onnx.GraphProto, states: l
         if shape is not None and shape[axis] >= 0:
             seq_len = shape[axis]
     carried = [(i, i) for i in range(n_states)]
-    body = translate_carrying_body(ctx, graph, infos, squeeze, carried, what, parent=scope)
+    body = build_carrying_body(ctx, graph, infos, squeeze, carried, what, parent=scope)
     inner = body.scope
     outs = body.outputs[n_states:n_states + n_scan_out]
     ranks = [None if v.rank is None else v.rank + 1 for v in outs]
@@ -627,10 +625,8 @@ def translate_if(ctx: NodeContext) -> list[Value | None]:
         # Only one branch can run: translate it in place, as OpenVINO would fold it.
         # This also spares translating a branch that is wrong for these inputs.
         taken = "then_branch" if bool(known) else "else_branch"
-        ctx.converter.translate_graph(branches[taken], ctx.scope)
-        return list(ctx.converter.body_outputs(branches[taken], ctx.scope,
-                                               f"{taken} of If {ctx.name}"))
-    bodies = {key: translate_body(ctx, graph, [], [], f"{key} of If {ctx.name}")
+        return list(ctx.translate_body(branches[taken], ctx.scope, f"{taken} of If {ctx.name}"))
+    bodies = {key: build_body(ctx, graph, [], [], f"{key} of If {ctx.name}")
               for key, graph in branches.items()}
 
     layer_inputs = [cond]

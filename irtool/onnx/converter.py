@@ -20,7 +20,6 @@ from __future__ import annotations
 import heapq
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
@@ -31,18 +30,17 @@ from ..errors import ConversionError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
-from .context import (
-    ONNX_TO_ELEMENT_TYPE,
-    GraphBuilder,
-    NodeContext,
-    Scope,
-    Value,
-    find_translator,
-    tensor_info_from_type,
+from .context import GraphBuilder, NodeContext, Scope, Value, find_translator
+from .protos import (
+    ONNX_DOMAINS,
+    node_label,
+    outer_names,
+    subgraphs,
+    type_name,
+    walk_nodes,
+    walk_tensors,
 )
-
-ONNX_DOMAINS = ("", "ai.onnx")
-"""The only operator domains irtool translates."""
+from .tensor_types import ONNX_TO_ELEMENT_TYPE, refine, tensor_info_from_type, value_infos
 
 PathLike = str | os.PathLike
 
@@ -58,84 +56,6 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Tru
     return Converter(model, slice_inputs=slice_inputs, base_dir=base_dir).convert()
 
 
-def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """The graph attributes of ``node`` (``body``, ``then_branch``...), with their names."""
-    for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH:
-            yield attr.name, attr.g
-        elif attr.type == onnx.AttributeProto.GRAPHS:
-            for g in attr.graphs:
-                yield attr.name, g
-
-
-def walk_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    """Every node of ``graph`` and of all graphs nested in it."""
-    for node in graph.node:
-        yield node
-        for _, sub in subgraphs(node):
-            yield from walk_nodes(sub)
-
-
-def defined_names(graph: onnx.GraphProto) -> set[str]:
-    """Names ``graph`` itself defines: inputs, initializers, node outputs."""
-    names = {i.name for i in graph.input}
-    names.update(i.name for i in graph.initializer)
-    names.update(i.values.name for i in graph.sparse_initializer)
-    for node in graph.node:
-        names.update(o for o in node.output if o)
-    return names
-
-
-def outer_names(graph: onnx.GraphProto) -> set[str]:
-    """Names ``graph`` (or a graph nested in it) reads but does not define: its captures."""
-    used: set[str] = set()
-    for node in graph.node:
-        used.update(i for i in node.input if i)
-        for _, sub in subgraphs(node):
-            used.update(outer_names(sub))
-    used.update(o.name for o in graph.output)
-    return used - defined_names(graph)
-
-
-def node_label(node: onnx.NodeProto) -> str:
-    """How errors name a node: its name, else its type and outputs."""
-    return node.name or f"{node.op_type}({', '.join(node.output)})"
-
-
-def value_infos(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
-    """What the graph's declarations and ONNX shape inference say about each tensor."""
-    infos: dict[str, TensorInfo] = {}
-    for vi in [*graph.input, *graph.value_info, *graph.output]:
-        info = tensor_info_from_type(vi.type)
-        if info is not None:
-            infos[vi.name] = refine(infos[vi.name], info) if vi.name in infos else info
-    return infos
-
-
-def refine(known: TensorInfo, hint: TensorInfo | None) -> TensorInfo:
-    """``known`` with its dynamic dimensions filled from ``hint`` where ``hint`` agrees.
-
-    ``hint`` is what ONNX says; where the two disagree (another element type,
-    rank or static size) ``known`` wins.
-    """
-    if hint is None or hint.element_type != known.element_type or hint.shape is None:
-        return known
-    if known.shape is None:
-        return TensorInfo(known.element_type, hint.shape)
-    if len(known.shape) != len(hint.shape):
-        return known
-    return TensorInfo(known.element_type,
-                      tuple(h if k < 0 else k for k, h in zip(known.shape, hint.shape)))
-
-
-def union(a: TensorInfo, b: TensorInfo) -> TensorInfo:
-    """A type covering both: dims that differ become ``-1``, ranks that differ dynamic rank."""
-    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
-        return TensorInfo(a.element_type, None)
-    return TensorInfo(a.element_type,
-                      tuple(x if x == y else -1 for x, y in zip(a.shape, b.shape)))
-
-
 class Converter:
     """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
 
@@ -147,6 +67,10 @@ class Converter:
         self.opset = self._opset(self.proto)
         # Element types of the empty sequences (see ``sequences``), set by ``convert``.
         self.sequence_elements: dict[str, TensorInfo | None] = {}
+
+    def sequence_element(self, name: str) -> TensorInfo | None:
+        """The element type of the empty sequence ``name`` (None when unknown)."""
+        return self.sequence_elements.get(name)
 
     # -- loading and checks ---------------------------------------------------
     def _load(self, model: onnx.ModelProto | PathLike, base_dir: PathLike | None
@@ -195,11 +119,11 @@ class Converter:
                 which = vi.type.WhichOneof("value")
                 if which != "tensor_type":
                     raise self.error(f"graph {kind} {vi.name!r} has an unsupported type "
-                                     f"({_type_name(vi.type)}): only tensors can be IR "
+                                     f"({type_name(vi.type)}): only tensors can be IR "
                                      f"{kind}s")
                 if vi.type.tensor_type.elem_type not in ONNX_TO_ELEMENT_TYPE:
                     raise self.error(f"graph {kind} {vi.name!r} has an unsupported element "
-                                     f"type ({_type_name(vi.type)})")
+                                     f"type ({type_name(vi.type)})")
 
     def _check_ops(self, graph: onnx.GraphProto) -> None:
         """One ``UnsupportedOpError`` listing every op without a translator, with counts."""
@@ -368,8 +292,10 @@ class Converter:
             if port is not None and not port.names:
                 port.names = (name,)
 
-    def body_outputs(self, graph: onnx.GraphProto, scope: Scope, what: str) -> list[Value]:
-        """The values of ``graph``'s outputs after ``translate_graph`` (outer ones captured)."""
+    def translate_body(self, graph: onnx.GraphProto, scope: Scope, what: str) -> list[Value]:
+        """``translate_graph``, then the values of ``graph``'s outputs (outer ones captured).
+        ``what`` names the graph in errors."""
+        self.translate_graph(graph, scope)
         out = []
         for vi in graph.output:
             value = scope.lookup(vi.name)
@@ -414,35 +340,8 @@ class Converter:
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
     """Does any initializer or tensor attribute (in any graph) live in an external file?"""
-
-    def tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-        yield from graph.initializer
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.TENSOR:
-                    yield attr.t
-                yield from attr.tensors
-            for _, sub in subgraphs(node):
-                yield from tensors(sub)
-
-    return any(onnx.external_data_helper.uses_external_data(t) for t in tensors(model.graph))
+    return any(onnx.external_data_helper.uses_external_data(t)
+               for t in walk_tensors(model.graph))
 
 
-def _type_name(type_proto: onnx.TypeProto) -> str:
-    which = type_proto.WhichOneof("value")
-    if which == "tensor_type":
-        et = type_proto.tensor_type.elem_type
-        return f"tensor({onnx.TensorProto.DataType.Name(et).lower()})"
-    if which == "sequence_type":
-        return f"sequence of {_type_name(type_proto.sequence_type.elem_type)}"
-    if which == "optional_type":
-        return f"optional {_type_name(type_proto.optional_type.elem_type)}"
-    if which == "map_type":
-        return "map"
-    return which or "unknown"
-
-
-__all__ = [
-    "ONNX_DOMAINS", "Converter", "convert_model", "defined_names", "node_label", "outer_names",
-    "refine", "subgraphs", "union", "value_infos", "walk_nodes",
-]
+__all__ = ["Converter", "convert_model"]

@@ -28,9 +28,10 @@ import numpy as np
 import onnx
 
 from ..opset import TensorInfo
-from .context import ONNX_TO_ELEMENT_TYPE, NodeContext, Value, onnx_op
-from .converter import subgraphs, union, value_infos
+from .context import NodeContext, Value, onnx_op
 from .ops._util import I64, INT64_MAX, i64, shape_of, to_scalar, unsqueeze
+from .protos import subgraphs
+from .tensor_types import ONNX_TO_ELEMENT_TYPE, union, value_infos
 
 
 class _Classes:
@@ -126,7 +127,7 @@ def _stack_info(element: TensorInfo, length: int) -> TensorInfo:
 def sequence_empty(ctx: NodeContext) -> list[Value | None]:
     """An empty sequence: a ``[0, *element_shape]`` constant."""
     et = ONNX_TO_ELEMENT_TYPE.get(ctx.attr("dtype", onnx.TensorProto.FLOAT))
-    element = ctx.converter.sequence_elements.get(ctx.node.output[0])
+    element = ctx.sequence_element(ctx.node.output[0])
     if element is None or not element.is_static:
         raise ctx.error("the element shape of this empty sequence is not known statically "
                         "(needed to lower the sequence to a tensor)")

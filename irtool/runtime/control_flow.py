@@ -29,15 +29,28 @@ and, where the specs are silent, OpenVINO's own implementations:
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ExecutionError
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
-from .loopgen import Iterate, annotate_iteration, generate, stack
-from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, describe_layer, layer_path
+from .iteration import (
+    ConcatOutput,
+    Iterate,
+    Iteration,
+    SlicedInput,
+    ZeroIteration,
+    annotate_iteration,
+    concatenate,
+    fail,
+    slice_bounds,
+    slice_parts,
+    squeezes_match,
+    stack,
+)
+from .loopgen import generate
+from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, layer_path
 
 UNBOUNDED_LOOP_CAP = 1_000_000
 """Iterations a loop with an unbounded trip count may run when no cap is given."""
@@ -49,70 +62,10 @@ _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 # Compile-time descriptions
 
 
-@dataclass(frozen=True)
-class _Slice:
-    """Outer input ``outer`` cut along ``axis`` into parts for body Parameter ``param``."""
-
-    param: int
-    outer: int
-    axis: int
-    start: int
-    end: int
-    stride: int
-    part_size: int
-    port_id: int
-
-
-@dataclass(frozen=True)
-class _Concat:
-    """An output concatenating body Result ``result`` over iterations along ``axis``."""
-
-    output: int
-    result: int
-    axis: int
-    reverse: bool
-    empty_dims: tuple[int, ...] | None  # declared dims (axis -> 0) for zero iterations
-    empty_dtype: np.dtype | None
-    why_no_empty: str
-
-
-@dataclass
-class _ZeroIteration:
-    """Where an output without ``axis`` comes from when the body never ran."""
-
-    outer: int | None = None  # take this outer input
-    value: np.ndarray | None = None  # or this fixed value
-    error: str | None = None
-
-
-@dataclass
-class _Iteration:
-    """Everything an iterating kernel needs, as index lists over the body plan."""
-
-    body: Plan
-    fixed: list[tuple[int, int]] = field(default_factory=list)  # (param, outer input)
-    slices: list[_Slice] = field(default_factory=list)
-    back: list[tuple[int, int]] = field(default_factory=list)  # (param, result)
-    current: int | None = None  # param taking the iteration number
-    current_dtype: np.dtype = field(default_factory=lambda: np.dtype(np.int64))
-    current_shape: tuple[int, ...] = ()
-    current_fed_back: bool = False  # a back edge drives it instead of the counter
-    condition: int | None = None  # result holding the continue condition
-    last: list[tuple[int, int]] = field(default_factory=list)  # (output, result)
-    concat: list[_Concat] = field(default_factory=list)
-    zero: dict[int, _ZeroIteration] = field(default_factory=dict)  # output -> source
-    num_outputs: int = 0
-    iterate: Iterate | None = None  # the generated iterations (loopgen), set last
-
-
-def _fail(layer: Layer, scope: str, message: str, line: int | None = None) -> ExecutionError:
-    return ExecutionError(message, layer=describe_layer(layer, scope), line=line)
-
-
 def _compile_body(layer: Layer, scope: str, options: RunOptions, name: str) -> tuple[Graph, Plan]:
     body = layer.bodies.get(name)
     if body is None:
-        raise _fail(layer, scope, f"has no {name}")
+        raise fail(layer, scope, f"has no {name}")
     return body, compile_graph(body, f"{layer_path(layer, scope)}/{name}", options)
 
 
@@ -120,10 +73,10 @@ def _dtype(et: ElementType | None) -> np.dtype | None:
     return None if et is None or et.kind == "dynamic" else et.dtype
 
 
-def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iteration:
+def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> Iteration:
     """Resolve a Loop/TensorIterator ``port_map`` and ``back_edges`` to index lists."""
     graph, plan = _compile_body(layer, scope, options, "body")
-    it = _Iteration(body=plan, num_outputs=len(layer.outputs))
+    it = Iteration(body=plan, num_outputs=len(layer.outputs))
     params = {p.id: i for i, p in enumerate(plan.parameters)}
     results = {r.id: i for i, r in enumerate(plan.results)}
     fed: set[int] = set()
@@ -131,27 +84,27 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
     def outer_input(entry: PortMapEntry) -> int:
         index = layer.input_index(entry.external_port_id)
         if index is None:
-            raise _fail(layer, scope, f"port_map input names port {entry.external_port_id}, "
+            raise fail(layer, scope, f"port_map input names port {entry.external_port_id}, "
                         "which is not an input port of the layer", entry.line)
         return index
 
     for entry in layer.port_maps.get("port_map", []):
         if entry.kind == "input":
             if entry.internal_layer_id not in params:
-                raise _fail(layer, scope, f"port_map input names body layer "
+                raise fail(layer, scope, f"port_map input names body layer "
                             f"{entry.internal_layer_id}, which is not a body Parameter", entry.line)
             param = params[entry.internal_layer_id]
             fed.add(param)
             if entry.purpose == "current_iteration" or entry.external_port_id < 0:
                 if entry.purpose != "current_iteration":
-                    raise _fail(layer, scope, f"port_map input for body Parameter "
+                    raise fail(layer, scope, f"port_map input for body Parameter "
                                 f"{entry.internal_layer_id} has external_port_id "
                                 f"{entry.external_port_id} and no purpose", entry.line)
                 it.current = param
                 pl = plan.parameters[param]
                 dtype = _dtype(pl.element_type) or np.dtype(np.int64)
                 if dtype not in _INT_DTYPES:
-                    raise _fail(layer, scope, f"current_iteration Parameter "
+                    raise fail(layer, scope, f"current_iteration Parameter "
                                 f"{entry.internal_layer_id} has element type {dtype}; "
                                 "i32 or i64 expected", entry.line)
                 shape = pl.shape
@@ -159,7 +112,7 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
                 it.current_dtype = dtype
                 it.current_shape = shape if shape in ((), (1,)) else (1,)
             elif entry.axis is not None:
-                it.slices.append(_Slice(
+                it.slices.append(SlicedInput(
                     param, outer_input(entry), entry.axis,
                     0 if entry.start is None else entry.start,
                     -1 if entry.end is None else entry.end,
@@ -167,13 +120,13 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
                     1 if entry.part_size is None else entry.part_size,
                     entry.external_port_id))
                 if it.slices[-1].stride == 0 or it.slices[-1].part_size <= 0:
-                    raise _fail(layer, scope, f"sliced input on port {entry.external_port_id} "
+                    raise fail(layer, scope, f"sliced input on port {entry.external_port_id} "
                                 "needs a non-zero stride and a positive part_size", entry.line)
             else:
                 it.fixed.append((param, outer_input(entry)))
         else:
             if entry.internal_layer_id not in results:
-                raise _fail(layer, scope, f"port_map output names body layer "
+                raise fail(layer, scope, f"port_map output names body layer "
                             f"{entry.internal_layer_id}, which is not a body Result", entry.line)
             result = results[entry.internal_layer_id]
             if entry.purpose == "execution_condition":
@@ -182,7 +135,7 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
                 continue
             out = layer.output_index(entry.external_port_id)
             if out is None:
-                raise _fail(layer, scope, f"port_map output names port {entry.external_port_id}, "
+                raise fail(layer, scope, f"port_map output names port {entry.external_port_id}, "
                             "which is not an output port of the layer", entry.line)
             if entry.axis is not None:
                 it.concat.append(_concat_spec(layer, graph, plan, entry, out, result))
@@ -191,7 +144,7 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
 
     for edge in layer.back_edges:
         if edge.from_layer not in results or edge.to_layer not in params:
-            raise _fail(layer, scope, f"back edge {edge.from_layer} -> {edge.to_layer} must join "
+            raise fail(layer, scope, f"back edge {edge.from_layer} -> {edge.to_layer} must join "
                         "a body Result to a body Parameter", edge.line)
         param = params[edge.to_layer]
         it.back.append((param, results[edge.from_layer]))
@@ -200,18 +153,18 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> _Iterat
 
     for i, p in enumerate(plan.parameters):
         if i not in fed:
-            raise _fail(layer, scope, f"body Parameter {p.id} \"{p.name}\" has no port_map input")
+            raise fail(layer, scope, f"body Parameter {p.id} \"{p.name}\" has no port_map input")
     mapped = {o for o, _ in it.last} | {c.output for c in it.concat}
     missing = [p.id for i, p in enumerate(layer.outputs) if i not in mapped]
     if missing:
-        raise _fail(layer, scope, f"output port(s) {', '.join(map(str, missing))} have no "
+        raise fail(layer, scope, f"output port(s) {', '.join(map(str, missing))} have no "
                     "port_map output")
     it.zero = {out: _zero_source(layer, graph, plan, it, result) for out, result in it.last}
     return it
 
 
 def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, out: int,
-                 result: int) -> _Concat:
+                 result: int) -> ConcatOutput:
     """A concatenated output, with what a zero-iteration run returns for it."""
     res_layer = plan.results[result]
     declared = res_layer.inputs[0].dims if res_layer.inputs else None
@@ -240,11 +193,11 @@ def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, ou
     dtype = _dtype(et)
     if dims is not None and dtype is None:
         dims, why = None, "the body Result's element type is unknown"
-    return _Concat(out, result, axis, (entry.stride or 1) < 0, dims, dtype, why)
+    return ConcatOutput(out, result, axis, (entry.stride or 1) < 0, dims, dtype, why)
 
 
-def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: _Iteration,
-                 result: int) -> _ZeroIteration:
+def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: Iteration,
+                 result: int) -> ZeroIteration:
     """The value of an output without ``axis`` when the loop body never runs."""
     param_of = {r: p for p, r in it.back}
     param = param_of.get(result)
@@ -258,9 +211,9 @@ def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: _Iteration,
     if param is not None:
         for p, o in it.fixed:
             if p == param:
-                return _ZeroIteration(outer=o)
+                return ZeroIteration(outer=o)
         if param == it.current:
-            return _ZeroIteration(value=np.zeros(it.current_shape, it.current_dtype))
+            return ZeroIteration(value=np.zeros(it.current_shape, it.current_dtype))
     # Not a carried value: like OpenVINO, an empty tensor of the declared type and shape
     # (unknown dims become 0).
     res_layer = plan.results[result]
@@ -268,9 +221,9 @@ def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: _Iteration,
     dims = port.dims if port is not None else None
     dtype = _dtype(port.precision if port is not None else None)
     if dims is None or dtype is None:
-        return _ZeroIteration(error="the loop ran zero iterations and the body Result "
+        return ZeroIteration(error="the loop ran zero iterations and the body Result "
                               "is not a carried value and has no declared type and shape")
-    return _ZeroIteration(value=np.zeros(tuple(max(d, 0) for d in dims), dtype))
+    return ZeroIteration(value=np.zeros(tuple(max(d, 0) for d in dims), dtype))
 
 
 # ---------------------------------------------------------------------------
@@ -285,90 +238,13 @@ def _scalar(value: np.ndarray, what: str, kinds: str, layer: Layer, scope: str) 
     arr = np.asarray(value)
     if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in kinds:
         want = "boolean" if kinds == "b" else "i32 or i64"
-        raise _fail(layer, scope, f"{what} must be a scalar or 1-element {want} tensor, got "
+        raise fail(layer, scope, f"{what} must be a scalar or 1-element {want} tensor, got "
                     f"{arr.dtype}{list(arr.shape)}")
     item = arr.reshape(()).item()
     return bool(item) if kinds == "b" else int(item)
 
 
-def _bounds(spec: _Slice, value: np.ndarray, layer: Layer, scope: str
-            ) -> tuple[np.ndarray, int, int, int, int]:
-    """``value`` as an array, the normalised axis, the range ``[lo, hi)`` and the part
-    count of a sliced input; raises when the range does not fit or split."""
-    arr = np.asarray(value)
-    axis = spec.axis + arr.ndim if spec.axis < 0 else spec.axis
-    if not 0 <= axis < arr.ndim:
-        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: axis {spec.axis} is out "
-                    f"of range for shape {list(arr.shape)}")
-    dim = arr.shape[axis]
-    start = spec.start + dim + 1 if spec.start < 0 else spec.start
-    end = spec.end + dim + 1 if spec.end < 0 else spec.end
-    lo, hi = (start, end) if spec.stride > 0 else (end, start)
-    if lo < 0 or hi > dim or lo > hi:
-        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: start={spec.start} "
-                    f"end={spec.end} stride={spec.stride} do not fit axis {spec.axis} of "
-                    f"length {dim}")
-    step, part = abs(spec.stride), spec.part_size
-    length = hi - lo
-    count = 0 if length < part else (length - part) // step + 1
-    if length >= part and (length - part) % step:
-        raise _fail(layer, scope, f"sliced input on port {spec.port_id}: the range of length "
-                    f"{length} does not split into parts of {part} every {step}")
-    return arr, axis, lo, hi, count
-
-
-def _parts(spec: _Slice, value: np.ndarray, limit: int, layer: Layer, scope: str,
-           squeeze: bool = False) -> list[np.ndarray]:
-    """The first ``limit`` parts of a sliced input, in iteration order: views
-    ``value[..., b:b + part_size, ...]`` (no copies); with ``squeeze`` (part size 1),
-    ``value[..., b, ...]``, the part with its slicing axis squeezed away."""
-    arr, axis, lo, hi, count = _bounds(spec, value, layer, scope)
-    count = min(count, limit)
-    step, part = abs(spec.stride), spec.part_size
-    if part == 1:
-        # rows[b] is arr[..., b:b + 1, ...] (squeezed: arr[..., b, ...]): list() makes
-        # the views in C.
-        rows = np.moveaxis(arr if squeeze else np.expand_dims(arr, axis + 1), axis, 0)
-        walk = rows[lo::step] if spec.stride > 0 else rows[hi - 1::-step]
-        return list(walk[:count])
-    lead = (slice(None),) * axis
-    first = lo if spec.stride > 0 else hi - part
-    sign = 1 if spec.stride > 0 else -1
-    return [arr[(*lead, slice(b, b + part))]
-            for b in range(first, first + sign * step * count, sign * step)]
-
-
-def _squeezes_match(it: _Iteration, outer: list[np.ndarray], squeezed: dict[int, int]) -> bool:
-    """Is every Squeeze axis in ``squeezed`` (sliced input -> axis) its input's slicing
-    axis, once both are normalised against the input's rank?"""
-    for k, axis in squeezed.items():
-        spec = it.slices[k]
-        rank = np.ndim(outer[spec.outer])
-        sliced = spec.axis + rank if spec.axis < 0 else spec.axis
-        if not -rank <= axis < rank or (axis + rank if axis < 0 else axis) != sliced:
-            return False
-    return True
-
-
-def _concatenate(values: list[np.ndarray], spec: _Concat, layer: Layer,
-                 scope: str) -> np.ndarray:
-    if spec.reverse:
-        values = values[::-1]
-    first = np.asarray(values[0])
-    if first.ndim == 0:
-        if spec.axis not in (0, -1):
-            raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: scalar "
-                        f"slices concatenate along axis 0 only, not {spec.axis}")
-        return np.stack(values)
-    axis = spec.axis + first.ndim if spec.axis < 0 else spec.axis
-    try:
-        return np.concatenate(values, axis=axis)
-    except ValueError as err:  # numpy's AxisError is a ValueError too
-        raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: cannot "
-                    f"concatenate the iterations' values along axis {spec.axis}: {err}") from None
-
-
-def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip: int | None,
+def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip: int | None,
          cond: bool, cap: int | None, cap_note: str) -> list[np.ndarray]:
     """Iterate ``it.body`` while ``i < trip`` (``None``: unbounded) and ``cond`` holds."""
     bound = trip if trip is not None else sys.maxsize
@@ -380,20 +256,20 @@ def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip
     parts = []
     available = None
     for spec in it.slices:
-        count = _bounds(spec, outer[spec.outer], layer, scope)[4]
+        count = slice_bounds(spec, outer[spec.outer], layer, scope)[4]
         available = count if available is None else min(available, count)
     iterate: Iterate = it.iterate  # type: ignore[assignment]
     run = iterate.run
     if available is not None:
         lim = min(lim, available)
         squeezed: dict[int, int] = {}
-        if iterate.run_squeezed is not None and _squeezes_match(it, outer, iterate.squeezed):
+        if iterate.run_squeezed is not None and squeezes_match(it, outer, iterate.squeezed):
             run, squeezed = iterate.run_squeezed, iterate.squeezed
-        parts = [_parts(spec, outer[spec.outer], lim, layer, scope, k in squeezed)
+        parts = [slice_parts(spec, outer[spec.outer], lim, layer, scope, k in squeezed)
                  for k, spec in enumerate(it.slices)]
     i, cond, lasts, collected = run(outer, parts, lim, cond)
     if available is not None and cond and i == available < end:
-        err = _fail(layer, scope, f"iteration {i} needs part {i} of the sliced inputs, which "
+        err = fail(layer, scope, f"iteration {i} needs part {i} of the sliced inputs, which "
                     f"have only {available} parts")
         annotate_iteration(err, f"iteration {i} of {layer_path(layer, scope)}")
         raise err
@@ -406,7 +282,7 @@ def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip
             continue
         zero = it.zero[o]
         if zero.error is not None:
-            raise _fail(layer, scope, f"output port {layer.outputs[o].id}: {zero.error}")
+            raise fail(layer, scope, f"output port {layer.outputs[o].id}: {zero.error}")
         # Copies, as OpenVINO's are: callers may write to outputs without touching the
         # inputs or the value kept here for the next run.
         source = outer[zero.outer] if zero.outer is not None else zero.value
@@ -415,14 +291,11 @@ def _run(it: _Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip
         if values:
             fusion = iterate.stacking.get(ci)
             if fusion is None:
-                result[spec.output] = _concatenate(values, spec, layer, scope)
+                result[spec.output] = concatenate(values, spec, layer, scope)
             else:
-                result[spec.output] = stack(
-                    values, spec, fusion, it.body,
-                    lambda vs, spec=spec: _concatenate(vs, spec, layer, scope),
-                    layer_path(layer, scope))
+                result[spec.output] = stack(values, spec, fusion, it.body, layer, scope)
         elif spec.empty_dims is None:
-            raise _fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
+            raise fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
                         f"zero iterations and the empty concatenation has no known shape: "
                         f"{spec.why_no_empty}")
         else:
@@ -438,7 +311,7 @@ def _condition_check(layer: Layer, scope: str):  # type: ignore[no-untyped-def]
 
 
 def _limit(layer: Layer, scope: str, cap: int, note: str) -> ExecutionError:
-    return _fail(layer, scope, f"loop stopped: it would run more than {cap} iterations "
+    return fail(layer, scope, f"loop stopped: it would run more than {cap} iterations "
                  f"({note})")
 
 
@@ -458,7 +331,7 @@ def _cap(options: RunOptions, unbounded: bool) -> tuple[int | None, str]:
 def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     """Loop-5: trip count (input 0), execution condition (input 1), then the port_map."""
     if len(layer.inputs) < 2:
-        raise _fail(layer, scope, "Loop needs the trip count and execution condition inputs")
+        raise fail(layer, scope, "Loop needs the trip count and execution condition inputs")
     it = _compile_iteration(layer, scope, options)
     # Without a condition Result OpenVINO keeps going; a constant true one needs no check.
     if it.condition is not None:
@@ -485,14 +358,14 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     """TensorIterator-1: as many iterations as the sliced inputs have parts."""
     it = _compile_iteration(layer, scope, options)
     if it.current is not None:
-        raise _fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
+        raise fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
     it.condition = None
     it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
 
     def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        counts = {_bounds(s, inputs[s.outer], layer, scope)[4] for s in it.slices}
+        counts = {slice_bounds(s, inputs[s.outer], layer, scope)[4] for s in it.slices}
         if len(counts) > 1:
-            raise _fail(layer, scope, f"the sliced inputs give different iteration counts: "
+            raise fail(layer, scope, f"the sliced inputs give different iteration counts: "
                         f"{sorted(counts)}")
         trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
         cap, note = _cap(options, False)
@@ -502,7 +375,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     return tensor_iterator
 
 
-def _iterations_from_outputs(it: _Iteration, layer: Layer) -> int:
+def _iterations_from_outputs(it: Iteration, layer: Layer) -> int:
     """Without sliced inputs OpenVINO takes the count from a concatenated output's static
     dim (part_size 1 per iteration), else runs the body once."""
     for spec in it.concat:
@@ -517,7 +390,7 @@ def _iterations_from_outputs(it: _Iteration, layer: Layer) -> int:
 def compile_if(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     """If-8: input 0 picks ``then_body`` (true) or ``else_body``; each has its own port map."""
     if not layer.inputs:
-        raise _fail(layer, scope, "If needs a condition input")
+        raise fail(layer, scope, "If needs a condition input")
     branches = {}
     for flag, name in ((True, "then"), (False, "else")):
         _, plan = _compile_body(layer, scope, options, f"{name}_body")
@@ -529,24 +402,24 @@ def compile_if(layer: Layer, scope: str, options: RunOptions) -> Kernel:
             if entry.kind == "input":
                 index = layer.input_index(entry.external_port_id)
                 if entry.internal_layer_id not in params or index is None:
-                    raise _fail(layer, scope, f"{name}_port_map input {entry.external_port_id} -> "
+                    raise fail(layer, scope, f"{name}_port_map input {entry.external_port_id} -> "
                                 f"{entry.internal_layer_id} does not join an input port to a "
                                 f"{name}_body Parameter", entry.line)
                 feeds[params[entry.internal_layer_id]] = index
             else:
                 index = layer.output_index(entry.external_port_id)
                 if entry.internal_layer_id not in results or index is None:
-                    raise _fail(layer, scope, f"{name}_port_map output {entry.internal_layer_id} "
+                    raise fail(layer, scope, f"{name}_port_map output {entry.internal_layer_id} "
                                 f"-> {entry.external_port_id} does not join a {name}_body Result "
                                 "to an output port", entry.line)
                 sources[index] = results[entry.internal_layer_id]
         for i, p in enumerate(plan.parameters):
             if feeds[i] is None:
-                raise _fail(layer, scope, f"{name}_body Parameter {p.id} \"{p.name}\" has no "
+                raise fail(layer, scope, f"{name}_body Parameter {p.id} \"{p.name}\" has no "
                             f"{name}_port_map input")
         for o, port in enumerate(layer.outputs):
             if sources[o] is None:
-                raise _fail(layer, scope, f"output port {port.id} has no {name}_port_map output")
+                raise fail(layer, scope, f"output port {port.id} has no {name}_port_map output")
         branches[flag] = (plan.execute, feeds, sources)
 
     def if_kernel(inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -20,14 +20,13 @@ objects' values, bit for bit, as running the body plan step by step):
   another use, the counter array is never built. The row is a view when only
   inlined numpy steps (which make new arrays) read it, else a copy as before.
 * Sliced inputs: the parts are cut once per run (a list of views), not per
-  iteration (see ``control_flow._parts``).
+  iteration (see ``iteration.slice_parts``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -36,10 +35,8 @@ from ..ir.graph import Layer
 from ..opset import lookup
 from ..opset.shape_ops import Identity, Squeeze, Unsqueeze
 from .fastpath import gather_axis
-from .plan import Code, Kernel, Plan, Step, describe_layer, emit_steps, layer_path, value_name
-
-if TYPE_CHECKING:
-    from .control_flow import _Iteration
+from .iteration import Iterate, Iteration, Stacking, annotate_iteration
+from .plan import Code, Plan, Step, describe_layer, emit_steps, layer_path, value_name
 
 BLOCK = 4096
 """Iteration numbers per shared counter block."""
@@ -59,51 +56,12 @@ def counter_block(start: int, dtype: np.dtype) -> np.ndarray:
     return block
 
 
-def annotate_iteration(err: ExecutionError, where: str) -> None:
-    """Add the loop iteration an error happened in, innermost first: ``(at iteration 2 of
-    3/body/5; iteration 0 of 3)``."""
-    if err.message.endswith(")") and " (at iteration " in err.message:
-        err.message = f"{err.message[:-1]}; {where})"
-    else:
-        err.message = f"{err.message} (at {where})"
-    err.args = (err.format(),)
-
-
-@dataclass(frozen=True)
-class Stacking:
-    """Concatenated output fed by ``Unsqueeze(v, axis)``: ``v`` is what was collected."""
-
-    step: int  # the Unsqueeze step (body plan index), for its kernel and error messages
-    axis: int
-    axes: np.ndarray  # the Unsqueeze's constant second input
-
-
-@dataclass
-class Iterate:
-    """A compiled iteration: ``run(outer, parts, lim, cond)`` runs at most ``lim``
-    iterations (``parts[k]`` are the parts of sliced input ``k``) and returns the
-    iteration count, the final condition, the last values of ``it.last``'s Results and
-    the collected values of each concatenated output.
-
-    ``squeezed`` maps sliced inputs (index into ``it.slices``) whose body Parameter only
-    feeds ``Squeeze(part, axis)`` to that axis; ``run_squeezed`` is the variant that takes
-    those inputs' parts already squeezed (and skips the Squeeze), usable on a run where
-    every such axis is the slicing axis.
-    """
-
-    run: Callable[[list, list, int, bool], tuple[int, bool, list, list]]
-    stacking: dict[int, Stacking]  # concat index -> fusion
-    source: str
-    squeezed: dict[int, int]
-    run_squeezed: Callable[[list, list, int, bool], tuple[int, bool, list, list]] | None
-
-
 def _is(step_layer: Layer, cls: type) -> bool:
     found = lookup(step_layer.type, step_layer.version)
     return found is not None and issubclass(found, cls)
 
 
-def generate(it: _Iteration, layer: Layer, scope: str,
+def generate(it: Iteration, layer: Layer, scope: str,
              check_condition: Callable[[Any], bool]) -> Iterate:
     """Compile ``it`` (a Loop/TensorIterator's resolved port map) into an ``Iterate``.
 
@@ -120,7 +78,7 @@ def generate(it: _Iteration, layer: Layer, scope: str,
 class _Generator:
     """The compile-time analysis of one loop body, and the code built from it."""
 
-    def __init__(self, it: _Iteration, layer: Layer, scope: str,
+    def __init__(self, it: Iteration, layer: Layer, scope: str,
                  check_condition: Callable[[Any], bool]) -> None:
         self.it, self.layer, self.scope = it, layer, scope
         self.check_condition = check_condition
@@ -356,30 +314,3 @@ def _emit_condition(code: Code, body: Plan, slot: int) -> None:
     code.add(f"    cond = {c}.item()")
     code.add("else:")
     code.add(f"    cond = check_condition({c})")
-
-
-def stack(values: list, spec: Any, fusion: Stacking, body: Plan,
-          concatenate: Callable[[list], np.ndarray], where: str) -> np.ndarray:
-    """The concatenation of ``Unsqueeze(v, fusion.axis)`` over the collected ``values``
-    along ``spec.axis`` (reversed when ``spec.reverse``), computed as one ``np.stack``
-    when that is provably the same, else exactly as the unfused loop would."""
-    rank = np.ndim(values[0]) + 1
-    axis = fusion.axis + rank if fusion.axis < 0 else fusion.axis
-    cat = spec.axis + rank if spec.axis < 0 else spec.axis
-    if 0 <= axis < rank and axis == cat:
-        try:
-            return np.stack(values[::-1] if spec.reverse else values, axis=axis)
-        except ValueError:
-            pass  # shapes differ: the general path gives the error (or result) it always did
-    kernel: Kernel = body.steps[fusion.step].kernel
-    expanded = []
-    for i, v in enumerate(values):
-        try:
-            expanded.append(kernel([v, fusion.axes])[0])
-        except IRToolError:
-            raise
-        except Exception as err:
-            error = body._failure(fusion.step, (), err)
-            annotate_iteration(error, f"iteration {i} of {where}")  # type: ignore[arg-type]
-            raise error from err
-    return concatenate(expanded)

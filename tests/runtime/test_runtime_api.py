@@ -9,7 +9,7 @@ import pytest
 from support.ir_builders import A0, F32, Net, counting_expected, counting_loop
 
 import irtool
-from irtool.crosscheck.openvino_backend import one_line, run_ir
+from irtool.backends.openvino import one_line, run_ir
 from irtool.errors import BackendError, ExecutionError
 
 FEEDS = {"trip": np.array(3), "cond": np.array(True), "a0": A0}

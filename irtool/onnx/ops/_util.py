@@ -14,7 +14,8 @@ import numpy as np
 
 from ...ir.types import ELEMENT_TYPES, ElementType
 from ...opset import TensorInfo, make_op
-from ..context import ONNX_TO_ELEMENT_TYPE, NodeContext, Value, ir_attr
+from ..context import NodeContext, Value, ir_attr
+from ..tensor_types import ONNX_TO_ELEMENT_TYPE
 
 I64 = ELEMENT_TYPES["i64"]
 I32 = ELEMENT_TYPES["i32"]

@@ -16,24 +16,16 @@ from collections.abc import Callable
 import onnx
 from onnx import helper as onnx_helper
 
-from ..context import (
-    NodeContext,
-    Scope,
-    Value,
-    find_translator,
-    onnx_op,
-    tensor_info_from_type,
-    translators,
-)
-
-_ONNX_DOMAINS = ("", "ai.onnx")
+from ..context import NodeContext, Scope, Value, find_translator, onnx_op, translators
+from ..protos import ONNX_DOMAINS, subgraphs
+from ..tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type
 
 
 def register_function_fallbacks() -> None:
     """Register ``expand_function`` for each function-defined op version with no translator."""
     native = set(translators())
     for schema in onnx.defs.get_all_schemas_with_history():
-        if schema.domain not in _ONNX_DOMAINS or schema.name in native or _not_tensors(schema):
+        if schema.domain not in ONNX_DOMAINS or schema.name in native or _not_tensors(schema):
             continue
         if schema.has_function or schema.has_context_dependent_function:
             onnx_op(schema.name, schema.since_version)(expand_function)
@@ -54,7 +46,7 @@ def expand_function(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error(f"no schema for opset {ctx.opset}") from None
     inputs = [ctx.input(i) for i in range(len(node.input))]
     function = _instantiate(ctx, schema, inputs)
-    fn_opset = next((o.version for o in function.opset_import if o.domain in _ONNX_DOMAINS),
+    fn_opset = next((o.version for o in function.opset_import if o.domain in ONNX_DOMAINS),
                     ctx.opset)
     body = _expand(node, function)
     infos = _infer_body(ctx, body, inputs, function)
@@ -64,13 +56,12 @@ def expand_function(ctx: NodeContext) -> list[Value | None]:
         if name and value is not None:
             scope.define(name, value)
     for sub in body:
-        if sub.domain not in _ONNX_DOMAINS:
+        if sub.domain not in ONNX_DOMAINS:
             raise ctx.error(f"its function body uses {sub.domain}.{sub.op_type}")
         translate = find_translator(sub.op_type, fn_opset)
         if translate is None:
             raise ctx.error(f"its function body uses {sub.op_type}, which has no translator")
-        sub_ctx = NodeContext(sub, scope, fn_opset, ctx.converter,
-                              [infos.get(o) for o in sub.output])
+        sub_ctx = ctx.for_node(sub, scope, fn_opset, [infos.get(o) for o in sub.output])
         for name, value in zip(sub.output, translate(sub_ctx)):
             if name and value is not None:
                 scope.define(name, value)
@@ -119,8 +110,6 @@ def _instantiate(ctx: NodeContext, schema: onnx.defs.OpSchema,
 
 
 def _type_proto(value: Value) -> onnx.TypeProto:
-    from ..context import ONNX_TO_ELEMENT_TYPE
-
     code = next((k for k, et in ONNX_TO_ELEMENT_TYPE.items() if et == value.element_type),
                 onnx.TensorProto.UNDEFINED)
     shape = None if value.shape is None else [d if d >= 0 else None for d in value.shape]
@@ -144,11 +133,11 @@ def _resolve_attribute_refs(function: onnx.FunctionProto, node: onnx.NodeProto) 
                     new.name = attr.name
                     kept.append(new)
                 else:
-                    if attr.type == onnx.AttributeProto.GRAPH:
-                        resolve(list(attr.g.node))
                     kept.append(attr)
             del sub.attribute[:]
             sub.attribute.extend(kept)
+            for _, graph in subgraphs(sub):
+                resolve(list(graph.node))
 
     resolve(list(function.node))
 
@@ -182,15 +171,13 @@ def _rename_node(node: onnx.NodeProto, rename: Callable[[str], str]) -> None:
     to the function's names; their own names get the same prefix, which keeps them apart)."""
     node.input[:] = [rename(n) for n in node.input]
     node.output[:] = [rename(n) for n in node.output]
-    for attr in node.attribute:
-        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
-        for graph in graphs:
-            for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
-                vi.name = rename(vi.name)
-            for init in graph.initializer:
-                init.name = rename(init.name)
-            for sub in graph.node:
-                _rename_node(sub, rename)
+    for _, graph in subgraphs(node):
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            vi.name = rename(vi.name)
+        for init in graph.initializer:
+            init.name = rename(init.name)
+        for sub in graph.node:
+            _rename_node(sub, rename)
 
 
 def _infer_body(ctx: NodeContext, body: list[onnx.NodeProto], inputs: list[Value | None],

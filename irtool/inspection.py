@@ -10,7 +10,6 @@ An ONNX model is converted first and the resulting IR is inspected.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -19,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IRToolError
-from ..files import replacing, write_files
-from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape
+from .errors import IRToolError
+from .files import replacing
+from .ir.graph import Graph, Layer, Model, PortMapEntry, format_shape
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
 _MAX_SHOWN_VALUES = 8
@@ -32,14 +31,16 @@ _MAX_SHOWN_VALUES = 8
 
 def load_for_inspect(path: str | os.PathLike) -> tuple[Model, str | None]:
     """The IR to inspect and, for ONNX input, a note saying it was converted first."""
-    from ..api import convert, load
+    from .ir import read_model
+    from .onnx import convert_model
 
     p = Path(path)
     if p.suffix.lower() == ".onnx":
         if not p.is_file():
             raise IRToolError("no such ONNX file", file=str(p))
-        return convert(p), f"{p} is ONNX: converted to IR with irtool first; this is that IR"
-    return load(p), None
+        return (convert_model(p),
+                f"{p} is ONNX: converted to IR with irtool first; this is that IR")
+    return read_model(p), None
 
 
 # -- words ------------------------------------------------------------------------------------
@@ -341,17 +342,3 @@ def write_svg(dot_text: str, svg_path: str | os.PathLike) -> None:
             first = (proc.stderr.strip().splitlines() or ["failed"])[0]
             raise IRToolError(f"dot failed: {first}", file=str(svg_path))
 
-
-def run_inspect(args: argparse.Namespace) -> int:
-    """``irtool inspect``: print the summary, then write ``--dot`` / ``--svg`` if asked."""
-    model, note = load_for_inspect(args.model)
-    print(summary(model, note))
-    if args.dot or args.svg:
-        dot_text = to_dot(model)
-        if args.dot:
-            write_files({args.dot: dot_text.encode("utf-8")})
-            print(f"wrote {args.dot}")
-        if args.svg:
-            write_svg(dot_text, args.svg)
-            print(f"wrote {args.svg}")
-    return 0
