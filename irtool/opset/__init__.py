@@ -7,13 +7,23 @@ loads them all, so ``lookup`` sees the full registry.
 import importlib
 import pkgutil
 
-from .base import REQUIRED, Op, TensorInfo, broadcast_shapes, lookup, make_op, register, registered
+from .base import (
+    REQUIRED,
+    NumpyCall,
+    Op,
+    TensorInfo,
+    broadcast_shapes,
+    lookup,
+    make_op,
+    register,
+    registered,
+)
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "base":
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "REQUIRED", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op", "register",
-    "registered",
+    "REQUIRED", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op",
+    "register", "registered",
 ]

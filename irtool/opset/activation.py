@@ -35,6 +35,7 @@ def _first(value: np.ndarray, dtype: np.dtype) -> np.generic:
 @register("Relu", "opset1")
 @register("ReLU", "opset1")
 class Relu(UnaryElementwise):
+    numpy_function = True
     float_only = False
 
     @staticmethod
@@ -44,6 +45,7 @@ class Relu(UnaryElementwise):
 
 @register("Sigmoid", "opset1")
 class Sigmoid(UnaryElementwise):
+    numpy_function = True
     fn = staticmethod(_sigmoid)
 
 
@@ -98,6 +100,7 @@ class Gelu7(_GeluBase):
 
 @register("HSwish", "opset4")
 class HSwish(UnaryElementwise):
+    numpy_function = True
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         t = x.dtype.type
@@ -106,6 +109,7 @@ class HSwish(UnaryElementwise):
 
 @register("HSigmoid", "opset5")
 class HSigmoid(UnaryElementwise):
+    numpy_function = True
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         t = x.dtype.type
@@ -116,11 +120,13 @@ class HSigmoid(UnaryElementwise):
 class SoftPlus(UnaryElementwise):
     """log(1 + exp(x)), computed without overflow."""
 
+    numpy_function = True
     fn = staticmethod(_softplus)
 
 
 @register("SoftSign", "opset9")
 class SoftSign(UnaryElementwise):
+    numpy_function = True
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         return x / (1 + np.abs(x))
@@ -128,6 +134,7 @@ class SoftSign(UnaryElementwise):
 
 @register("Mish", "opset4")
 class Mish(UnaryElementwise):
+    numpy_function = True
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         return x * np.tanh(_softplus(x))
@@ -210,6 +217,7 @@ class PRelu(_ParamActivation):
 class Clamp(UnaryElementwise):
     """Clip to [min, max]; for integers min rounds up and max rounds down."""
 
+    numpy_function = True
     float_only = False
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:

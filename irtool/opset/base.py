@@ -5,7 +5,9 @@ parses them into typed fields once, and then offers
 
 * ``infer(inputs, values)``: output element types and shapes from input ones
   (``values`` holds the constant inputs that are known, else ``None``), and
-* ``compute(inputs)``: the numpy kernel, a list of arrays in, a list out.
+* ``compute(inputs)``: the numpy kernel, a list of arrays in, a list out, and
+* ``numpy_call()``: for an op that is one plain numpy call, that call, so the
+  runtime may make it directly instead of calling ``compute`` (None otherwise).
 
 Ops are registered under ``(type, "opsetN")``, where N is the opset that
 introduced that version of the operation, exactly as OpenVINO writes the
@@ -43,6 +45,27 @@ class TensorInfo:
     @classmethod
     def of(cls, array: np.ndarray) -> TensorInfo:
         return cls(from_numpy(array.dtype), tuple(array.shape))
+
+
+@dataclass(frozen=True)
+class NumpyCall:
+    """An op computed by one numpy call: for inputs that are plain ndarrays of one common
+    dtype, ``func(*inputs)`` returns exactly what ``compute`` returns (same values, same
+    dtype), except where the fields below say; there, and for any other inputs, the
+    caller must use ``compute``.
+
+    ``bool_result``: the result is boolean, else of the inputs' dtype. ``floats_only``:
+    only for float dtypes (``compute`` converts other inputs first). ``half_floats``:
+    False when ``compute`` widens 16-bit floats first. ``matmul``: ``func`` is
+    ``np.matmul``, whose result is an array only when not both operands are vectors.
+    """
+
+    func: Callable[..., np.ndarray]
+    arity: int
+    bool_result: bool = False
+    floats_only: bool = False
+    half_floats: bool = True
+    matmul: bool = False
 
 
 class AttributeParseError(ValueError):
@@ -160,6 +183,11 @@ class Op:
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         raise NotImplementedError(f"{self.type}-{self.version} has no kernel")
+
+    def numpy_call(self) -> NumpyCall | None:
+        """The one numpy call ``compute`` amounts to, if it is one (see ``NumpyCall``);
+        the runtime then calls it directly. None: always call ``compute``."""
+        return None
 
 
 def _stand_in_dtype(et: ElementType) -> np.dtype:

@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir.types import ELEMENT_TYPES
-from .base import Op, TensorInfo, register
+from .base import NumpyCall, Op, TensorInfo, register
 from .math_util import broadcast_output_shape, erf, parse_broadcast, pdpd_align
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
@@ -66,6 +66,14 @@ class BinaryElementwise(Op):
             return [out if out.dtype == np.bool_ else out.astype(np.bool_)]
         dtype = np.asarray(a).dtype
         return [out if out.dtype == dtype else out.astype(dtype)]
+
+    def numpy_call(self) -> NumpyCall | None:
+        # compute() = fn(a, b) cast to a's dtype (or bool): a no-op for same-dtype inputs.
+        # A subclass with its own compute() is not that.
+        if type(self).compute is not BinaryElementwise.compute \
+                or self.auto_broadcast != "numpy" or not isinstance(self.fn, np.ufunc):
+            return None
+        return NumpyCall(self.fn, 2, self.bool_result)
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
@@ -262,10 +270,23 @@ class UnaryElementwise(Op):
 
     bool_result: ClassVar[bool] = False
     float_only: ClassVar[bool] = True
+    numpy_function: ClassVar[bool] = False
+    """Set on a class (not inherited) whose ``fn`` is not a numpy ufunc but, like one,
+    returns a new array of a dtype that depends on the input's dtype only."""
 
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def numpy_call(self) -> NumpyCall | None:
+        # compute() = fn(x) cast to x's dtype, except integer or 16-bit float input to a
+        # float-only function (computed in a wider type).
+        cls = type(self)
+        if cls.compute is not UnaryElementwise.compute or not (
+                isinstance(self.fn, np.ufunc) or cls.__dict__.get("numpy_function", False)):
+            return None
+        return NumpyCall(self.fn, 1, self.bool_result, floats_only=self.float_only,
+                         half_floats=not self.float_only)
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x = np.asarray(inputs[0])
@@ -289,10 +310,12 @@ class UnaryElementwise(Op):
 
 def _unary(name: str, version: str, func: Callable[[np.ndarray], np.ndarray],
            float_only: bool = True) -> type[UnaryElementwise]:
-    """A registered ``UnaryElementwise`` subclass named ``name`` applying ``func``."""
+    """A registered ``UnaryElementwise`` subclass named ``name`` applying ``func`` (a ufunc,
+    or a ``_quiet`` one: a numpy function as far as ``numpy_call`` goes)."""
     cls = type(name, (UnaryElementwise,), {
         "fn": staticmethod(func),
         "float_only": float_only,
+        "numpy_function": getattr(func, "quiet_ufunc", False),
         "__doc__": f"OpenVINO {name}: elementwise {getattr(func, '__name__', name)}.",
         "__module__": __name__,
     })
@@ -307,6 +330,7 @@ def _quiet(func: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], n
             return func(x)
 
     wrapped.__name__ = getattr(func, "__name__", "func")
+    wrapped.quiet_ufunc = isinstance(func, np.ufunc)  # type: ignore[attr-defined]
     return wrapped
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ir.graph import Shape
 from ..ir.types import ElementType
-from .base import REQUIRED, Op, TensorInfo, broadcast_shapes, register
+from .base import REQUIRED, NumpyCall, Op, TensorInfo, broadcast_shapes, register
 from .math_util import (
     const_scalar,
     normalize_axis,
@@ -84,6 +84,12 @@ class MatMul(Op):
             b = np.swapaxes(b, -1, -2)
         out = np.matmul(_half_to_f32(a), _half_to_f32(b))
         return [np.asarray(out, dtype=dtype)]
+
+    def numpy_call(self) -> NumpyCall | None:
+        # compute() = matmul(a, b) in a's dtype; half floats are widened first.
+        if type(self).compute is not MatMul.compute or self.transpose_a or self.transpose_b:
+            return None
+        return NumpyCall(np.matmul, 2, half_floats=False, matmul=True)
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:

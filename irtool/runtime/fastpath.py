@@ -8,14 +8,14 @@ index) or replays what the operation's own kernel did for the same input shape
 kernel for everything else. Loop bodies call their kernels once per iteration,
 so this is where the per-call parsing of constant axes would hurt most.
 
-``inline_for`` goes one step further for plain numpy math (elementwise ops with
-numpy broadcasting, unary math, MatMul without transposes): it describes the
-step as one direct call of the numpy function, which the generated plan code
-makes when a run-time guard (every non-constant input is an ndarray of the
-expected dtype) holds, and calls the operation's kernel otherwise. The guard is
-chosen so that the direct call computes exactly what the kernel would: same
-function, same arguments, and the kernel's dtype and 0-d fix-ups provably
-no-ops.
+``inline_for`` goes one step further for ops that declare themselves one plain
+numpy call (``Op.numpy_call``: elementwise ops with numpy broadcasting, unary
+math, MatMul without transposes): it describes the step as that direct call,
+which the generated plan code makes when a run-time guard (every non-constant
+input is an ndarray of the expected dtype) holds, and calls the operation's
+kernel otherwise. The guard is chosen so that the direct call computes exactly
+what the kernel would: same function, same arguments, and the kernel's dtype
+and 0-d fix-ups provably no-ops.
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.graph import Layer
-from ..opset import Op, lookup
-from ..opset.elementwise import BinaryElementwise, UnaryElementwise
-from ..opset.math_misc import MatMul
+from ..opset import Op
 
 Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 Specialiser = Callable[[Op, Sequence["np.ndarray | None"]], "Kernel | None"]
@@ -136,12 +134,6 @@ class Inline:
     min_ndim: int = 0
 
 
-# Unary ops whose (non-ufunc) numpy function gives a new array of a dtype that depends on
-# the input's dtype only; ops whose ``fn`` is a numpy ufunc qualify anyway.
-_UNARY_FUNCTIONS = frozenset({
-    "Relu", "ReLU", "Sigmoid", "Clamp", "Exp", "Log", "Sqrt", "Asin", "Acos", "Sinh", "Cosh",
-    "Acosh", "Atanh", "SoftPlus", "SoftSign", "HSwish", "HSigmoid", "Mish",
-})
 _PLAIN_KINDS = "biuf"
 
 
@@ -192,10 +184,6 @@ def _probe(func: Callable[..., np.ndarray], consts: Sequence[np.ndarray | None],
         and not any(np.may_share_memory(out, a) for a in args)
 
 
-def _is_registered(op: Op) -> bool:
-    return lookup(op.type, op.version) is type(op)
-
-
 def inline_for(layer: Layer, op: Op, consts: Sequence[np.ndarray | None],
                kernel: Kernel) -> Inline | None:
     """How to inline ``layer``'s step, or None when it keeps its kernel call.
@@ -206,43 +194,19 @@ def inline_for(layer: Layer, op: Op, consts: Sequence[np.ndarray | None],
     consts = list(consts) + [None] * (len(layer.inputs) - len(consts))
     if len(consts) != len(layer.inputs) or len(layer.outputs) != 1:
         return None
-    cls = type(op)
-    min_ndim = 1
-    if isinstance(op, BinaryElementwise) and len(consts) == 2:
-        # compute() = fn(a, b), cast to a's dtype (or bool): a no-op for same-dtype inputs.
-        if cls.compute is not BinaryElementwise.compute or op.auto_broadcast != "numpy" \
-                or not isinstance(op.fn, np.ufunc):
-            return None
-        func = op.fn
-        bool_out = op.bool_result
-    elif isinstance(op, UnaryElementwise) and len(consts) == 1:
-        # compute() = fn(x) cast to x's dtype, except integer or 16-bit float input to a
-        # float-only function (computed in a wider type): those fall back.
-        if cls.compute is not UnaryElementwise.compute:
-            return None
-        func = op.fn
-        if not isinstance(func, np.ufunc) and not (
-                layer.type in _UNARY_FUNCTIONS and _is_registered(op)):
-            return None
-        bool_out = op.bool_result
-    elif isinstance(op, MatMul) and len(consts) == 2:
-        # compute() = matmul(a, b) in a's dtype; half floats are widened first (fall back).
-        if cls.compute is not MatMul.compute or op.transpose_a or op.transpose_b:
-            return None
-        func, bool_out, min_ndim = np.matmul, False, 3
-    else:
+    call = op.numpy_call()
+    if call is None or call.arity != len(consts):
         return None
+    func = call.func
+    min_ndim = 3 if call.matmul else 1
     dtype = _declared_dtype(layer, consts)
     if dtype is None:
         return None
     half = dtype.kind == "f" and dtype.itemsize < 4
-    if half and (isinstance(op, MatMul) or
-                 (isinstance(op, UnaryElementwise) and op.float_only)):
+    if (half and not call.half_floats) or (call.floats_only and dtype.kind != "f"):
         return None
-    if isinstance(op, UnaryElementwise) and op.float_only and dtype.kind != "f":
-        return None
-    want = np.dtype(np.bool_) if bool_out else dtype
-    if not _probe(func, consts, dtype, want, func is np.matmul):
+    want = np.dtype(np.bool_) if call.bool_result else dtype
+    if not _probe(func, consts, dtype, want, call.matmul):
         return None
     guarded = tuple(k for k, c in enumerate(consts) if c is None)
     if not guarded:
@@ -250,7 +214,7 @@ def inline_for(layer: Layer, op: Op, consts: Sequence[np.ndarray | None],
     # A constant of enough dims already makes the result an array (and a matmul operand
     # of rank >= 2 rules out the scalar 1-D @ 1-D case); otherwise guard an input's rank.
     const_ndims = tuple(None if c is None else c.ndim for c in consts)
-    matmul = func is np.matmul
+    matmul = call.matmul
     # Elementwise: the result is an array when the ranks add up to 1 or more. MatMul:
     # when they add up to 3 or more (not two vectors; a 0-d operand fails the same way
     # in the kernel), or when a constant operand is a matrix.
