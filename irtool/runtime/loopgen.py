@@ -36,7 +36,16 @@ from ..opset import lookup
 from ..opset.shape_ops import Identity, Squeeze, Unsqueeze
 from .fastpath import gather_axis
 from .iteration import Iterate, Iteration, Stacking, annotate_iteration
-from .plan import Code, Plan, Step, describe_layer, emit_steps, layer_path, value_name
+from .plan import (
+    Code,
+    Plan,
+    Step,
+    describe_layer,
+    emit_steps,
+    layer_path,
+    step_comment,
+    value_name,
+)
 
 BLOCK = 4096
 """Iteration numbers per shared counter block."""
@@ -274,8 +283,9 @@ class _Generator:
                  "    raise located(step_at(err), err, i) from err",
                  f"return i + 1, cond, [{', '.join(lasts)}], "
                  f"[{', '.join(f'a{ci}' for ci in range(len(it.concat)))}]"]
-        run = code.build(f"<loop {where}>", "outer, parts, lim, cond", lines)
-        return run, "\n".join(line if isinstance(line, str) else line[0] for line in lines)
+        run = code.build(f"loop {where}", "outer, parts, lim, cond", lines,
+                         lambda index: step_comment(body, index))
+        return run, run.source
 
     def _emit_counter_gather(self, code: Code, k: int, skip: set[int]) -> None:
         """``X[..., i, ...]`` for Gather step ``k``; a view when only inlined numpy steps

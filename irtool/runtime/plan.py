@@ -1,13 +1,19 @@
-"""Compile a ``Graph`` once into a flat ``Plan``; run the plan many times.
+"""Compile a ``Graph`` once into a ``Plan``; run the plan many times.
 
 Compilation does all the graph work: networkx topological order, one value
-slot per produced tensor, constants materialised, ops instantiated. Running a
-plan is a loop over steps reading and writing slots, nothing else, which is
-what makes per-iteration execution of loop bodies cheap.
+slot per produced tensor, constants materialised, ops instantiated, and the
+steps turned into generated straight-line Python (``Plan.execute``): one line
+per step, values in local variables, plain numpy calls where an op says it is
+one (``Op.numpy_call``). Running a plan is a call of that function, nothing
+else, which is what makes per-iteration execution of loop bodies cheap (loop
+bodies go one step further, see ``loopgen``).
 """
 
 from __future__ import annotations
 
+import itertools
+import linecache
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -89,9 +95,10 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
     This is the "no per-step cost" part of compile-once-run-many: no loop over
     steps, no slot list, no tuple unpacking; kernels and constants are closure
     variables, and inlined steps (``fastpath.inline_for``) are direct numpy calls.
-    The source holds only generated identifiers and integers (no names from the
-    IR). A failure is traced to its step by the line it happened on, so running
-    the plan does no bookkeeping for error messages.
+    The code holds only generated identifiers and integers; names from the IR appear
+    only in the comment naming each line's layer (escaped to stay on its line). A
+    failure is traced to its step by the line it happened on, so running the plan
+    does no bookkeeping for error messages.
     """
     code = Code()
     for slot, value in plan.constants.items():
@@ -104,7 +111,7 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
     code.free["failure"] = plan._failure
-    return code.build(f"<plan {plan.scope or 'top'}>", "inputs", [
+    return code.build(f"plan {plan.scope or 'top'}", "inputs", [
         "try:",
         *code.indented(1),
         "except IRToolError:",
@@ -112,7 +119,16 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
         "except Exception as err:",
         "    raise failure(step_at(err), inputs, err) from err",
         f"return [{outputs}]",
-    ])
+    ], lambda index: step_comment(plan, index))
+
+
+def step_comment(plan: Plan, index: int) -> str:
+    """What the comment on a generated line says: the layer of step ``index`` (-1: the
+    plan's inputs), escaped so that no name from the IR can end the comment's line."""
+    if index < 0:
+        return f"the inputs of {plan.scope or 'the graph'}"
+    text = describe_layer(plan.steps[index].layer, plan.scope)
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def value_name(plan: Plan, slot: int) -> str:
@@ -122,7 +138,11 @@ def value_name(plan: Plan, slot: int) -> str:
 
 class Code:
     """Generated source under construction: lines, the step each line runs (for error
-    messages) and the free variables (kernels, constants, functions) it refers to."""
+    messages) and the free variables (kernels, constants, functions) it refers to.
+
+    Built code is registered with ``linecache`` under a name of its own
+    (``<plan 3/body #12>``), so tracebacks and debuggers show its lines, each with a
+    comment naming the layer it runs; the entry goes when the function does."""
 
     def __init__(self) -> None:
         self.lines: list[tuple[str, int | None]] = []
@@ -134,17 +154,21 @@ class Code:
     def indented(self, depth: int) -> list[tuple[str, int | None]]:
         return [("    " * depth + line, step) for line, step in self.lines]
 
-    def build(self, filename: str, args: str, body: list) -> Callable:  # type: ignore[type-arg]
+    def build(self, what: str, args: str, body: list,  # type: ignore[type-arg]
+              comment: Callable[[int], str]) -> Callable:
         """Compile ``def run(<args>): <body>`` (``body`` mixes plain lines and the
-        ``(line, step)`` pairs of ``indented``) as a closure over ``free``. Inside, the
-        name ``step_at(err)`` gives the step whose line raised ``err`` (-1: none)."""
+        ``(line, step)`` pairs of ``indented``) as a closure over ``free``; ``what`` names
+        the code in tracebacks, ``comment(step)`` the layer of a step's lines. Inside,
+        the name ``step_at(err)`` gives the step whose line raised ``err`` (-1: none)."""
         header = [f"def make({', '.join(self.free)}, step_at):", f"    def run({args}):"]
         source, steps = list(header), {}
         for item in body:
             line, step = item if isinstance(item, tuple) else (item, None)
-            source.append("        " + line)
-            if step is not None:
-                steps[len(source)] = step
+            if step is None:
+                source.append("        " + line)
+                continue
+            source.append(f"        {line}  # {comment(step)}")
+            steps[len(source)] = step
 
         def step_at(err: BaseException) -> int:
             tb = err.__traceback__
@@ -153,10 +177,17 @@ class Code:
         source.append("    return run")
         namespace: dict[str, object] = {}
         text = "\n".join(source)
+        filename = f"<{what} #{next(_BUILT)}>"
         exec(compile(text, filename, "exec"), namespace)
         run = namespace["make"](**self.free, step_at=step_at)  # type: ignore[operator]
         run.source = text  # for tests and debugging
+        # mtime None: linecache.checkcache keeps the entry (there is no file to check).
+        linecache.cache[filename] = (len(text), None, [ln + "\n" for ln in source], filename)
+        weakref.finalize(run, linecache.cache.pop, filename, None)
         return run  # type: ignore[no-any-return]
+
+
+_BUILT = itertools.count(1)  # numbers the generated functions: each its own linecache entry
 
 
 def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[int], str]

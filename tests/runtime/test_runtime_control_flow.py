@@ -3,6 +3,9 @@ error messages that name the layer and iteration."""
 
 from __future__ import annotations
 
+import re
+import traceback
+
 import numpy as np
 import pytest
 from support.ir_builders import (
@@ -135,6 +138,26 @@ def test_kernel_error_in_a_body_names_the_body_layer_and_iteration() -> None:
     msg = str(info.value)
     assert '/body/' in msg and '"bad_add" (Add-opset1)' in msg
     assert "(at iteration 1 of 3)" in msg
+
+
+def test_traceback_through_generated_loop_code_shows_the_line_and_its_layer() -> None:
+    """The generated loop is in linecache: the traceback of the kernel failure behind the
+    error shows the line that failed, and that line's comment names the layer."""
+    feeds = {"trip": np.array(5), "cond": np.array(True), "h0": np.array([7])}
+    model = growing_then_failing()
+    bad = next(layer for _, layer in model.graph.walk() if layer.name == "bad_add")
+    with pytest.raises(ExecutionError) as info:
+        irtool.run(model, feeds)
+    cause = info.value.__cause__
+    assert cause is not None and not isinstance(cause, ExecutionError)
+    frames = [f for f in traceback.extract_tb(cause.__traceback__)
+              if f.filename.startswith("<loop 3 #")]
+    assert len(frames) == 1, [f.filename for f in traceback.extract_tb(cause.__traceback__)]
+    line = frames[0].line
+    assert re.match(r"v\d+ = [fk]\d+\(", line), line  # the Add, as generated
+    assert line.endswith(f'# 3/body/{bad.id} "bad_add" (Add-opset1)'), line
+    shown = "".join(traceback.format_exception(info.value))
+    assert f'File "{frames[0].filename}", line {frames[0].lineno}' in shown and line in shown
 
 
 def test_sliced_input_that_runs_out() -> None:

@@ -52,6 +52,20 @@ def test_kernel_failure_names_the_layer() -> None:
     assert info.value.__cause__ is not None  # the kernel's own exception is kept
 
 
+def test_names_from_the_ir_stay_inside_the_comments() -> None:
+    """A layer name with a line break (and code after it) is escaped in the comment that
+    names the layer on each generated line: the code is only what irtool generated."""
+    net = Net()
+    x = net.param("x", "f32", (2,))
+    net.result(net.op("Negative", "opset1", [x], name='n\nraise SystemExit("injected")'))
+    plan = compile_graph(net.graph)
+    lines = plan.execute.source.splitlines()
+    assert not any(line.lstrip().startswith("raise SystemExit") for line in lines)
+    comment = '# 1 "n\\nraise SystemExit("injected")" (Negative-opset1)'
+    assert sum(line.endswith(comment) for line in lines) == 4, lines  # guard, if, else, call
+    np.testing.assert_array_equal(plan.execute([np.array([1, -2], F32)])[0], [-1, 2])
+
+
 def test_wrong_number_of_plan_inputs() -> None:
     plan = compile_graph(chain_model().graph, "3/body")
     with pytest.raises(ExecutionError, match="takes 1 inputs, got 2"):
