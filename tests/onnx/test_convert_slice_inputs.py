@@ -10,7 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from onnx import helper
-from support.conversion import check_conversion, const_node, loop_layers, make_model, vi
+from support.conversion import (
+    check_conversion,
+    const_node,
+    loop_layers,
+    make_model,
+    run_onnxruntime,
+    vi,
+)
 
 import irtool
 
@@ -139,3 +146,36 @@ def test_cli_no_slice_inputs(tmp_path: Path) -> None:
     assert _sliced_axes(irtool.load(tmp_path / "on.xml")) == [0]
     assert _sliced_axes(irtool.load(tmp_path / "off.xml")) == []
     assert 'axis="0" external_port_id' in (tmp_path / "on.xml").read_text()
+
+
+def loop_over_carried_x() -> object:
+    """acc += Xc[i] where Xc is loop-carried (Xc_out = Xc_in + 1): iteration ``i`` must
+    read row ``i`` of the *updated* Xc, so a slice of the initial X would be wrong."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["x_in", "i"], ["row"], axis=0),
+         helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+         helper.make_node("Add", ["x_in", "one_f"], ["x_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), vi("acc_in", F32, [3]),
+         vi("x_in", F32, [4, 3])],
+        [vi("c_out", BOOL, []), vi("acc_out", F32, [3]), vi("x_out", F32, [4, 3])])
+    top = [const_node("one_f", F32(1)), helper.make_node("Shape", ["X"], ["shape"]),
+           const_node("k", 0, I64), helper.make_node("Gather", ["shape", "k"], ["M"]),
+           helper.make_node("Loop", ["M", "", "acc0", "X"], ["acc", "x_last"], body=body)]
+    return make_model(top, [vi("X", F32, [4, 3]), vi("acc0", F32, [3])],
+                      [vi("acc", F32, [3]), vi("x_last", F32, [4, 3])])
+
+
+def test_loop_carried_x_keeps_the_gather(tmp_path: Path) -> None:
+    """X carried by a back edge changes every iteration: slicing the initial X would
+    give acc = sum of X's rows instead of sum of (row i + i)."""
+    model = loop_over_carried_x()
+    x = np.arange(12, dtype=F32).reshape(4, 3)
+    feeds = {"X": x, "acc0": np.zeros(3, F32)}
+    # Hand numpy: row i of X after i increments.
+    hand = sum(x[i] + i for i in range(4))
+    np.testing.assert_array_equal(run_onnxruntime(model, feeds)["acc"], hand)
+    ir = check_conversion(model, feeds, tmp_path)
+    assert _sliced_axes(ir) == []
+    assert _body_gathers(ir) == 1
