@@ -115,6 +115,7 @@ class Case:
     layer: str | None  # XPath of the <layer> the diagnostic must name (None: no layer)
     line: str | None = None  # XPath of the element whose line must be reported
     name: str = ""
+    says: str = ""  # words one of the diagnostics must contain (for rules with branches)
 
     @property
     def id(self) -> str:
@@ -199,6 +200,16 @@ def _cycle(doc: Doc) -> None:
 def _duplicate_producer(doc: Doc) -> None:
     y_in, y_out = lid(doc.root, body("y_in")), lid(doc.root, body("y_out"))
     add(one(doc.root, f"{LOOP}/body/edges"), edge(y_in, 0, y_out, 1))
+
+
+def _parts_of_two(doc: Doc) -> None:
+    """The TI slices x (3 rows) in parts of 2 and its body takes [2, 2]: 3 rows do not
+    split into parts of 2 (the body side is consistent, so only SLICE_DIM applies)."""
+    entry = one(doc.root, SLICED)
+    entry.set("part_size", "2")
+    param = one(doc.root, f"{TBODY}[@id='{entry.get('internal_layer_id')}']")
+    one(param, "data").set("shape", "2,2")
+    one(param, "output/port/dim[1]").text = "2"
 
 
 def _else_f16(doc: Doc) -> None:
@@ -313,11 +324,18 @@ CASES: list[Case] = [
     Case("BACK_EDGE_DUPLICATE", "loop", _second_back_edge, LOOP, f"{LOOP}/back_edges/edge[2]"),
     Case("BACK_EDGE_NO_INIT", "loop", drop(CARRIED), LOOP, f"{LOOP}/back_edges/edge"),
     Case("BACK_EDGE_MISMATCH", "loop", _back_edge_from_scan_result, LOOP,
-         f"{LOOP}/back_edges/edge"),
+         f"{LOOP}/back_edges/edge", name="rank", says="rank"),
+    Case("BACK_EDGE_MISMATCH", "loop", _y_in_to_f16, LOOP, f"{LOOP}/back_edges/edge",
+         name="type", says="the Result is f32 but the Parameter is f16"),
     Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="2"), TI, SLICED),
     Case("CONCAT_AXIS", "loop", set_attr(CONCAT, axis="2"), LOOP, CONCAT),
     Case("SLICE_PARAMS", "ti", set_attr(SLICED, part_size="0"), TI, SLICED),
-    Case("SLICE_DIM", "ti", set_attr(SLICED, start="5"), TI, SLICED),
+    Case("SLICE_DIM", "ti", set_attr(SLICED, start="5"), TI, SLICED, name="outside",
+         says="fall outside"),
+    Case("SLICE_DIM", "ti", set_attr(SLICED, stride="-1"), TI, SLICED, name="runs-away",
+         says="stride=-1 runs away from end=-1"),
+    Case("SLICE_DIM", "ti", _parts_of_two, TI, SLICED, name="parts",
+         says="the 3 sliced elements of dimension 3 do not split into parts of 2"),
     Case("LOOP_TRIP_COUNT", "loop", _param_to("trip_count", "f32", "FP32", 0), LOOP,
          f"{LOOP}/input/port[@id='0']"),
     Case("LOOP_CONDITION", "loop", _cond_of_two, LOOP, f"{LOOP}/input/port[@id='1']"),
@@ -369,6 +387,7 @@ def test_rule_bites(case: Case, ov_control_flow_irs: dict[str, Path], tmp_path: 
     listing = "\n".join(d.format() for d in found)
     assert hits, f"{case.code} not reported; got:\n{listing}"
     assert all(d.severity == RULES[case.code].severity for d in hits)
+    assert any(case.says in d.message for d in hits), listing
     assert all(d.file == str(xml) for d in found)
     root = reparse(xml) if xml.exists() and case.code not in ("XML_MALFORMED", "XML_DTD") \
         else None
