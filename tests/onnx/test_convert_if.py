@@ -8,8 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import helper
-from support.conversion import check_conversion, const_node, loop_layers, make_model, vi
+from onnx import TensorProto, helper
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail as OrtFail
+from support.conversion import (
+    check_conversion,
+    const_node,
+    loop_layers,
+    make_model,
+    run_onnxruntime,
+    vi,
+)
 
 import irtool
 
@@ -86,11 +94,12 @@ def test_nested_if(tmp_path: Path) -> None:
                              where)
 
 
+@pytest.mark.parametrize("flag", [True, False])
 @pytest.mark.parametrize("opset", [9, 11, 13, 16, 19, 21, 23])  # 9: If-1
-def test_if_versions(opset: int, tmp_path: Path) -> None:
+def test_if_versions(opset: int, flag: bool, tmp_path: Path) -> None:
     model = _select_model()
     model.opset_import[0].version = opset
-    check_conversion(model, {"cond": np.array(True), "x": X, "y": Y}, tmp_path)
+    check_conversion(model, {"cond": np.array(flag), "x": X, "y": Y}, tmp_path)
 
 
 def test_branch_output_counts_must_match() -> None:
@@ -103,6 +112,24 @@ def test_branch_output_counts_must_match() -> None:
                                          else_branch=other, name="pick")],
                        [vi("cond", BOOL, []), vi("x", F32, [3])], [vi("z", F32, [3])])
     with pytest.raises(irtool.ConversionError, match="node pick: If: else_branch has 2"):
+        irtool.convert(model)
+
+
+def test_branch_element_types_must_match() -> None:
+    """then gives f32, else f64: onnxruntime refuses the model, and so does the converter,
+    naming the node and both types (an If output has one element type)."""
+    then = helper.make_graph([helper.make_node("Neg", ["x"], ["n"])], "then", [],
+                             [vi("n", F32, [3])])
+    other = helper.make_graph([helper.make_node("Cast", ["x"], ["d"], to=TensorProto.DOUBLE)],
+                              "else", [], [vi("d", np.float64, [3])])
+    model = make_model([helper.make_node("If", ["cond"], ["z"], then_branch=then,
+                                         else_branch=other, name="pick")],
+                       [vi("cond", BOOL, []), vi("x", F32, [3])], [vi("z", F32, [3])])
+    with pytest.raises(OrtFail, match="Mismatched tensor element type"):
+        run_onnxruntime(model, {"cond": np.array(True), "x": X})
+    with pytest.raises(irtool.ConversionError,
+                       match="node pick: If: output 0 is f32 in then_branch but f64 in "
+                             "else_branch"):
         irtool.convert(model)
 
 
