@@ -8,6 +8,8 @@ against that expectation.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from support.compare import assert_same
@@ -471,3 +473,46 @@ def test_condition_result_is_also_an_output_and_feeds_a_parameter() -> None:
                 "seen": np.array(seen_v, F32), "last_i": np.array(last_i)}
     assert len(seen_v) == 4
     check(model, {"trip": np.array(-1), "cond": np.array(True), "a0": np.array(1, F32)}, expected)
+
+
+@pytest.mark.parametrize(("et", "shape"), [("i64", ()), ("i32", (1,))])
+def test_back_edge_into_the_current_iteration_parameter(et: str, shape: tuple,
+                                                        tmp_path: Path) -> None:
+    """A body Parameter that is the current_iteration *and* a carried value (its back
+    edge brings i + 10): OpenVINO gives it the iteration number 0 on the first iteration
+    and the back edge's value after, not the iteration number each time. The Loop is built
+    with OpenVINO's op API and run there in memory; irtool runs the IR OpenVINO writes for
+    it. (OpenVINO's own IR reader refuses that file: two port_map inputs name the same
+    Parameter, which is why irtool's validator reports PORT_MAP_DUPLICATE on it.)"""
+    import openvino as ov
+    import openvino.opset8 as ops
+
+    dtype = np.dtype(np.int64 if et == "i64" else np.int32)
+    ov_type = ov.Type.i64 if et == "i64" else ov.Type.i32
+    trip = ops.parameter([], ov.Type.i64, name="trip")
+    init = ops.parameter(list(shape), ov_type, name="init")
+    i = ops.parameter(list(shape), ov_type, name="i")
+    r_next = ops.result(ops.add(i, ops.constant(np.full(shape, 10, dtype))))
+    r_seen = ops.result(ops.unsqueeze(i, ops.constant(np.array([0], np.int64))))
+    r_cond = ops.result(ops.constant(np.array(True)))
+    loop = ops.loop(trip, ops.constant(np.array(True)))
+    loop.set_function(ov.Model([r_next, r_seen, r_cond], [i], "body"))
+    loop.set_special_body_ports([0, 2])  # i: current_iteration; Result 2: condition
+    loop.set_merged_input(i, init.output(0), r_next.output(0))
+    outs = [loop.get_iter_value(r_next.output(0), -1),
+            loop.get_concatenated_slices(r_seen.output(0), 0, 1, 1, -1, 0)]
+    for out, name in zip(outs, ("last", "seen")):
+        out.get_tensor().set_names({name})
+    model = ov.Model(outs, [trip, init], "fed_back")
+    feeds = {"trip": np.array(4, np.int64), "init": np.full(shape, 100, dtype)}
+    compiled = ov.Core().compile_model(model, "CPU")
+    result = compiled(feeds)
+    expected = {name: np.asarray(result[out]) for name, out in zip(("last", "seen"),
+                                                                  compiled.outputs)}
+    # By hand: 0, then each value + 10.
+    seen = np.array([0, 10, 20, 30], dtype).reshape(4, *shape)
+    assert_same(expected, {"last": np.full(shape, 40, dtype), "seen": seen}, "openvino")
+    xml = tmp_path / "fed_back.xml"
+    ov.save_model(model, str(xml))
+    got = irtool.run(irtool.load(xml), feeds)
+    assert_same(got, expected, "irtool")
