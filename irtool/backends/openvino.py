@@ -1,9 +1,9 @@
 """Run an IR on OpenVINO's CPU runtime, fed and read by tensor name.
 
 The in-memory ``Model`` is written to a temporary folder first, so OpenVINO
-reads exactly the files irtool would save. Inference runs in f32
-(``INFERENCE_PRECISION_HINT``): some CPUs would otherwise use bf16 for matmuls,
-which is not what a cross-check wants to compare.
+reads exactly the files irtool would save. OpenVINO compiles with
+``REFERENCE_CONFIG``: f32 arithmetic and KV cache, no dynamic quantization, since a
+cross-check wants OpenVINO's exact numbers, not its fast ones.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ def _irtool_output_names(model: Model | None) -> list[str]:
     return model.output_names() if model is not None else []
 
 
+# What makes OpenVINO's CPU plugin an exact reference: f32 arithmetic (some CPUs would use
+# bf16 for matmuls), an f32 KV cache (stateful LLM exports ask for f16 in their rt_info
+# runtime_options) and no dynamic quantization of activations (on by default for models with
+# int4/int8 weights: group size 32).
+REFERENCE_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
+                    "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+
+
 def run_ir(model_or_path: Model | PathLike,
            inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
     """Outputs of the IR for ``inputs`` (by tensor name, or in the model's input order).
@@ -50,6 +58,16 @@ def run_ir(model_or_path: Model | PathLike,
     Result) when OpenVINO knows that name, else OpenVINO's ``any_name``. Any
     OpenVINO failure becomes a one-line ``BackendError``.
     """
+    return run_ir_steps(model_or_path, [inputs])[0]
+
+
+def run_ir_steps(model_or_path: Model | PathLike,
+                 steps: Sequence[Mapping[str, Any] | Sequence[Any]], *,
+                 extensions: Sequence[PathLike] = ()) -> list[dict[str, np.ndarray]]:
+    """Outputs of each of ``steps`` run in turn on one OpenVINO infer request, so that a
+    stateful model (ReadValue/Assign) keeps its variables from one step to the next, as
+    a decode loop does. Inputs and output names as for :func:`run_ir`. ``extensions`` are
+    OpenVINO extension libraries to load first (openvino-tokenizers' ops, for one)."""
     try:
         import openvino as ov
     except ImportError as err:  # pragma: no cover - openvino is a dependency
@@ -71,18 +89,27 @@ def run_ir(model_or_path: Model | PathLike,
         where = str(xml) if not isinstance(model_or_path, Model) else None
         core = ov.Core()
         try:
-            compiled = core.compile_model(core.read_model(str(xml)), "CPU",
-                                          {"INFERENCE_PRECISION_HINT": "f32"})
+            for library in extensions:
+                core.add_extension(str(library))
+            compiled = core.compile_model(core.read_model(str(xml)), "CPU", REFERENCE_CONFIG)
         except Exception as err:
             raise BackendError(f"OpenVINO cannot compile the model: {one_line(err)}",
                                file=where) from None
-        feed = _feed(compiled, inputs, where)
         request = compiled.create_infer_request()
-        try:
-            request.infer(feed)
-        except Exception as err:
-            raise BackendError(f"OpenVINO inference failed: {one_line(err)}", file=where) from None
-    ours = _irtool_output_names(model)
+        results = []
+        for number, inputs in enumerate(steps):
+            feed = _feed(compiled, inputs, where)
+            try:
+                request.infer(feed)
+            except Exception as err:
+                step = f" (step {number})" if len(steps) > 1 else ""
+                raise BackendError(f"OpenVINO inference failed{step}: {one_line(err)}",
+                                   file=where) from None
+            results.append(_outputs(compiled, request, _irtool_output_names(model)))
+    return results
+
+
+def _outputs(compiled: Any, request: Any, ours: list[str]) -> dict[str, np.ndarray]:
     outputs: dict[str, np.ndarray] = {}
     for pos, port in enumerate(compiled.outputs):
         names = port.get_names()
@@ -122,7 +149,10 @@ def _to_bits(et: Any, ours: ElementType, value: np.ndarray) -> Any:
 
 
 def _from_openvino(tensor: Any) -> np.ndarray:
-    """An output tensor as numpy; raw-bit types (bf16, f8, 4-bit) get their ml_dtypes type."""
+    """An output tensor as numpy; raw-bit types (bf16, f8, 4-bit) get their ml_dtypes type,
+    strings are ``str``."""
+    if tensor.get_element_type().get_type_name() == "string":
+        return np.array(tensor.str_data, dtype=str).reshape(tuple(tensor.get_shape()))
     data = np.array(tensor.data)
     ours = _raw_bits_type(tensor.get_element_type())
     if ours is None:

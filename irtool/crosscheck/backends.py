@@ -3,7 +3,8 @@
 * ``OnnxRuntimeBackend``: onnxruntime (CPU) on the ONNX model, the reference;
 * ``IrtoolBackend``: irtool's own runtime on an IR;
 * ``OpenVINOBackend``: OpenVINO's CPU runtime on IR files (``irtool.backends.openvino``);
-* ``OpenVINOFrontendBackend``: OpenVINO reading the ``.onnx`` itself (its own frontend).
+* ``OpenVINOFrontendBackend``: OpenVINO reading the ``.onnx`` itself (its own frontend);
+* ``OpenVINOSessionBackend``: OpenVINO over consecutive steps of one stateful session.
 
 ``run`` returns outputs by tensor name and raises ``BackendError``;
 ``try_run`` never raises: a failure becomes an ``Outcome`` with a one-line reason.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,6 +144,43 @@ class OpenVINOBackend(Backend):
         from ..backends.openvino import run_ir
 
         return run_ir(self.xml_path, _only_inputs_of(self.xml_path, inputs))
+
+
+def flatten_steps(steps: Sequence[Feed]) -> dict[str, np.ndarray]:
+    """The feeds (or outputs) of consecutive steps as one mapping keyed ``"<step>/<name>"``,
+    so that a whole session travels where one feed does (``Isolated``)."""
+    return {f"{number}/{name}": value for number, step in enumerate(steps)
+            for name, value in step.items()}
+
+
+def split_steps(flat: Feed) -> list[dict[str, np.ndarray]]:
+    """The inverse of ``flatten_steps``."""
+    steps: list[dict[str, np.ndarray]] = []
+    for key, value in flat.items():
+        number, _, name = key.partition("/")
+        while len(steps) <= int(number):
+            steps.append({})
+        steps[int(number)][name] = value
+    return steps
+
+
+class OpenVINOSessionBackend(Backend):
+    """OpenVINO's CPU runtime over consecutive steps of one infer request, its variables
+    (ReadValue/Assign) kept from step to step. Inputs and outputs are the whole session,
+    flattened by ``flatten_steps``; ``extensions`` are OpenVINO extension libraries."""
+
+    name = "openvino"
+
+    def __init__(self, xml_path: str | os.PathLike,
+                 extensions: Sequence[str | os.PathLike] = ()) -> None:
+        self.xml_path = Path(xml_path)
+        self.extensions = [str(e) for e in extensions]
+
+    def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
+        from ..backends.openvino import run_ir_steps
+
+        return flatten_steps(run_ir_steps(self.xml_path, split_steps(inputs),
+                                          extensions=self.extensions))
 
 
 class OpenVINOFrontendBackend(Backend):

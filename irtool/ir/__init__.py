@@ -1,5 +1,6 @@
 """The in-memory IR and its XML/.bin serialization."""
 
+from .canonical import round_trip_difference, xml_difference
 from .graph import (
     BackEdge,
     ConstData,
@@ -23,6 +24,6 @@ from .xml_writer import serialize, write_model
 __all__ = [
     "ELEMENT_TYPES", "BackEdge", "ConstData", "Edge", "ElementType", "Graph", "Layer", "Model",
     "Port", "PortMapEntry", "RTNode", "Shape", "constant", "element_type", "format_shape",
-    "from_numpy", "parse_shape", "read_model", "read_model_bytes", "serialize", "tensor_name",
-    "write_model",
+    "from_numpy", "parse_shape", "read_model", "read_model_bytes", "round_trip_difference",
+    "serialize", "tensor_name", "write_model", "xml_difference",
 ]

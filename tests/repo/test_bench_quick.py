@@ -22,3 +22,22 @@ def test_loop_overhead_quick() -> None:
     rows = [line for line in lines if line.startswith("(")]
     assert [r[:3] for r in rows] == ["(a)", "(b)", "(c)"]
     assert "WRONG" not in proc.stdout and "failed" not in proc.stdout
+
+
+DEPLOYMENT = REPO / "bench" / "deployment_irs.py"
+
+
+def test_deployment_irs_over_two_fixtures() -> None:
+    """The bench's table over a stateless and a stateful checked-in IR: every column filled,
+    and the stateful one's runtime cell irtool's one-line reason or a match."""
+    proc = subprocess.run([sys.executable, str(DEPLOYMENT), "--fixtures", "--only",
+                           "cnn_torch,gpt2_stateful"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")
+            for line in proc.stdout.splitlines() if line.startswith("| ") and "---" not in line}
+    assert set(rows) == {"IR", "cnn_torch", "gpt2_stateful"}
+    assert all(len(cells) == 9 for cells in rows.values())
+    assert rows["cnn_torch"][3] == "clean" and rows["cnn_torch"][6].startswith("match")
+    assert rows["gpt2_stateful"][2] == "5"
+    assert rows["gpt2_stateful"][6].startswith(("match", "irtool: gpt2_stateful.xml: layer"))

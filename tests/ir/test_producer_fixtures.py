@@ -1,0 +1,180 @@
+"""IRs made by Intel deployment flows (tests/fixtures/ir_producers, see its export.py):
+validate-clean, a faithful round trip, and irtool's outputs equal to OpenVINO's, step by
+step for stateful decoders. Expected values come from OpenVINO at test time (its recorded
+outputs only for IRs whose extension ops need openvino-tokenizers, when that is missing).
+
+What irtool does not handle yet is listed in ``KNOWN_GAPS`` (``"<check>/<IR name>"`` ->
+irtool's message), each an ``xfail(strict=True)``: a fix makes the test pass, which fails
+the suite until its entry is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fixtures.ir_producers.producer_irs import (
+    ProducerIR,
+    irtool_steps,
+    load_manifest,
+    openvino_steps,
+    read_feed,
+    steps_difference,
+)
+
+import irtool
+from irtool.ir import round_trip_difference
+
+IRS = load_manifest()
+BY_NAME = {ir.name: ir for ir in IRS}
+
+# OpenVINO's CPU plugin runs FakeQuantize with int8 kernels: close to the spec's formula,
+# not equal to it (issue 9 asks irtool to follow the formula).
+ATOL = {"cnn_int8_fq": 2e-3}
+
+_LAYER_RT_INFO_FIRST = "element <data> != <rt_info>"
+_READ_VALUE = ("(ReadValue-opset6): operation ReadValue-opset6 is not supported by the irtool "
+               "runtime")
+
+KNOWN_GAPS: dict[str, str] = {
+    # The copy irtool saves: model-level <rt_info> written twice (XSD rejects the second).
+    **{f"round_trip/{name}": f"XML: line 2 vs 2: net: 3 child elements != 4; only the second "
+                             f"has <rt_info> at line {line}"
+       for name, line in {"cnn_torchscript": 468, "cnn_v10": 467, "cnn_int8_fq": 1007,
+                          "mlp_bf16": 169, "gpt2_stateful": 3276, "llama_stateful": 5783,
+                          "llama_optimum_int4": 8118, "llama_nncf_fp8": 7370,
+                          "t5_encoder": 3746, "t5_decoder": 6684, "whisper_encoder": 888,
+                          "whisper_decoder": 4126, "tokenizer": 782}.items()},
+    # Layer-level <rt_info> moved before <data>.
+    **{f"round_trip/{name}": f"XML: line {line} vs {line}: net/layers/layer[id={layer}]/data: "
+                             f"{_LAYER_RT_INFO_FIRST}"
+       for name, line, layer in [("cnn_torch", 27, 2), ("cnn_ovc_pt2", 27, 2),
+                                 ("cnn_ovc_onnx", 27, 2), ("linear_f8e4m3_input", 38, 3),
+                                 ("llama_nncf_mxfp4", 46, 5)]},
+    # Edges leaving one port written in another order.
+    "round_trip/gpt2_stateless": "XML: line 2561 vs 2561: net/edges/edge: attribute "
+                                 "'to-layer' '68' != '66'",
+    "round_trip/llama_nncf_int8": "XML: line 7176 vs 7176: net/edges/edge: attribute "
+                                  "'to-layer' '190' != '188'",
+    "round_trip/llama_nncf_int4_g16": "XML: line 7046 vs 7046: net/edges/edge: attribute "
+                                      "'to-layer' '187' != '185'",
+    "round_trip/llama_nncf_nf4": "XML: line 7046 vs 7046: net/edges/edge: attribute "
+                                 "'to-layer' '187' != '185'",
+    "round_trip/detokenizer": "XML: line 181 vs 181: net/edges/edge: attribute 'from-port' "
+                              "'9' != '8'",
+    # Stateful models: no ReadValue/Assign in the runtime, no session API.
+    **{f"runtime/{name}": f'{name}.xml: layer {layer} "ReadValue_{number}" {_READ_VALUE}'
+       for name, layer, number in [
+           ("gpt2_stateful", 14, 12779), ("llama_stateful", 14, 15226),
+           ("llama_optimum_int4", 14, 15226), ("llama_nncf_int8", 14, 15226),
+           ("llama_nncf_int4_g16", 14, 15226), ("llama_nncf_nf4", 14, 15226),
+           ("llama_nncf_mxfp4", 15, 15226), ("llama_nncf_fp8", 14, 15226),
+           ("t5_decoder", 4, 21893), ("whisper_decoder", 9, 15036),
+           ("tokenizer", 2, 906449)]},
+    "runtime/detokenizer": 'detokenizer.xml: layer 6 "VocabDecoder_906485" '
+                           "(VocabDecoder-extension): operation VocabDecoder-extension is not "
+                           "supported by the irtool runtime",
+    "runtime/cnn_v10": "step 0: outputs ['Result_3802'] != ['aten::softmax/Softmax'] (an IR v10 "
+                       "output is named after the layer feeding its Result, as OpenVINO names it)",
+    # The CLI reads npz entries of raw bits as their bytes, not as the declared type.
+    "cli_raw_inputs/mlp_bf16": "mlp_bf16.xml: input 'x' has dtype |V2, the model wants bf16 "
+                               "(bfloat16)",
+    "cli_raw_inputs/linear_f8e4m3_input": "linear_f8e4m3_input.xml: input 'x' has dtype |V1, "
+                                          "the model wants f8e4m3 (float8_e4m3fn)",
+}
+
+
+def _cases(check: str, irs: list[ProducerIR] = IRS) -> list:
+    return [pytest.param(ir, id=ir.name, marks=pytest.mark.xfail(
+        strict=True, reason=KNOWN_GAPS[f"{check}/{ir.name}"]))
+            if f"{check}/{ir.name}" in KNOWN_GAPS else pytest.param(ir, id=ir.name)
+            for ir in irs]
+
+
+def test_known_gaps_name_fixtures_that_exist() -> None:
+    checks = {"round_trip", "runtime", "cli_raw_inputs"}
+    stale = [key for key in KNOWN_GAPS
+             if key.split("/")[0] not in checks or key.split("/", 1)[1] not in BY_NAME]
+    assert stale == []
+
+
+def test_manifest_lists_complete_small_fixtures() -> None:
+    assert len(IRS) >= 20
+    for ir in IRS:
+        assert ir.xml.is_file() and ir.xml.with_suffix(".bin").is_file(), ir.name
+        assert ir.xml.with_suffix(".bin").stat().st_size < 400_000, ir.name
+        feeds = ir.feed_files()
+        assert all(path.is_file() for path in feeds), ir.name
+        if ir.stateful and "beam_idx" in {i["name"] for i in ir.entry["inputs"]}:
+            # prefill, then single-token steps, with beam_idx in each
+            assert len(feeds) >= 5, ir.name
+            steps = ir.steps()
+            assert steps[0]["input_ids"].shape[1] > 1, ir.name
+            assert all(step["input_ids"].shape[1] == 1 for step in steps[1:]), ir.name
+            assert all("beam_idx" in step for step in steps), ir.name
+        elif not ir.stateful:
+            assert [p.name for p in feeds] == [f"{ir.name}.inputs.npz"]
+
+
+@pytest.mark.parametrize("ir", _cases("validate"))
+def test_validate_is_clean(ir: ProducerIR) -> None:
+    """No error; a warning only for an op of an OpenVINO extension (openvino-tokenizers)."""
+    problems = irtool.validate(ir.xml)
+    errors = [str(p) for p in problems if p.severity == "error"]
+    assert errors == []
+    extension_layers = _extension_layer_ids(ir.xml)
+    unexplained = [str(p) for p in problems
+                   if p.severity != "error" and not (p.code == "UNKNOWN_OP"
+                                                     and p.layer_id in extension_layers)]
+    assert unexplained == []
+
+
+def _extension_layer_ids(xml: Path) -> set[int]:
+    model = irtool.load(xml)
+    return {layer.id for layer in model.graph.layers if layer.version == "extension"}
+
+
+@pytest.mark.parametrize("ir", _cases("round_trip"))
+def test_round_trip_is_faithful_and_valid(ir: ProducerIR, tmp_path: Path) -> None:
+    """load + save: canonically equal XML, byte-identical .bin, and validate-clean."""
+    copy = tmp_path / ir.xml.name
+    irtool.save(irtool.load(ir.xml), copy)
+    assert round_trip_difference(ir.xml, copy) is None
+    assert [str(p) for p in irtool.validate(copy) if p.severity == "error"] == []
+
+
+@pytest.mark.parametrize("ir", _cases("runtime"))
+def test_irtool_matches_openvino_step_by_step(ir: ProducerIR) -> None:
+    expected = openvino_steps(ir)
+    assert steps_difference(irtool_steps(ir), expected, atol=ATOL.get(ir.name, 1e-4)) is None
+
+
+RAW_INPUT_IRS = [ir for ir in IRS if ir.entry["raw_inputs"]]
+
+
+@pytest.mark.parametrize("ir", _cases("cli_raw_inputs", RAW_INPUT_IRS))
+def test_cli_reads_raw_bit_inputs_as_declared(ir: ProducerIR, tmp_path: Path) -> None:
+    """``irtool run`` on the npz as stored (bf16/f8 as raw ``|V2``/``|V1`` bits), and its
+    outputs loaded back as the model's types, equal OpenVINO's."""
+    out = tmp_path / "out.npz"
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(ir.xml),
+                           str(ir.feed_files()[0]), "-o", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "IRTOOL_DEBUG": ""})
+    assert done.returncode == 0, done.stderr.strip()
+    declared = {o["name"]: o["element_type"] for o in ir.entry["outputs"]}
+    outputs = read_feed(out, {n: t for n, t in declared.items() if t in ("bf16", "f8e4m3")})
+    assert steps_difference([outputs], openvino_steps(ir)) is None
+
+
+def test_raw_inputs_are_stored_as_raw_bits() -> None:
+    """The fixture format the CLI must read: |V2 for bf16, |V1 for f8, as declared."""
+    assert RAW_INPUT_IRS
+    for ir in RAW_INPUT_IRS:
+        with np.load(ir.feed_files()[0]) as data:
+            for name, type_name in ir.entry["raw_inputs"].items():
+                width = 2 if type_name == "bf16" else 1
+                assert data[name].dtype == np.dtype(f"V{width}"), (ir.name, name)
