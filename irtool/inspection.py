@@ -185,7 +185,7 @@ def control_flow_lines(graph: Graph, layer: Layer) -> list[str]:
         if sliced:
             e = sliced[0]
             lines.append(f"  iterations: length of input port {e.external_port_id} along axis "
-                         f"{e.axis} (divided by part_size {e.part_size or 1})")
+                         f"{e.axis} (divided by part_size {e.slicing().part_size})")
         else:
             lines.append("  iterations: no sliced input")
     elif layer.type == "If" and layer.inputs:

@@ -1,5 +1,6 @@
-"""The in-memory IR and its XML/.bin serialization."""
+"""The in-memory IR, building it in code, and its XML/.bin serialization."""
 
+from .builder import GraphBuilder, IfBuilder, LoopBuilder, TensorIteratorBuilder, Value
 from .canonical import round_trip_difference, xml_difference
 from .graph import (
     BackEdge,
@@ -12,7 +13,8 @@ from .graph import (
     PortMapEntry,
     RTNode,
     Shape,
-    constant,
+    Slicing,
+    TensorInfo,
     format_shape,
     parse_shape,
     tensor_name,
@@ -22,8 +24,9 @@ from .xml_reader import read_model, read_model_bytes
 from .xml_writer import serialize, write_model
 
 __all__ = [
-    "ELEMENT_TYPES", "BackEdge", "ConstData", "Edge", "ElementType", "Graph", "Layer", "Model",
-    "Port", "PortMapEntry", "RTNode", "Shape", "constant", "element_type", "format_shape",
+    "ELEMENT_TYPES", "BackEdge", "ConstData", "Edge", "ElementType", "Graph", "GraphBuilder",
+    "IfBuilder", "Layer", "LoopBuilder", "Model", "Port", "PortMapEntry", "RTNode", "Shape",
+    "Slicing", "TensorInfo", "TensorIteratorBuilder", "Value", "element_type", "format_shape",
     "from_numpy", "parse_shape", "read_model", "read_model_bytes", "round_trip_difference",
     "serialize", "tensor_name", "write_model", "xml_difference",
 ]

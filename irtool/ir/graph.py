@@ -22,6 +22,26 @@ Shape = tuple[int, ...]
 """Static or partly dynamic shape: ``-1`` marks a dynamic dimension."""
 
 
+@dataclass(frozen=True)
+class TensorInfo:
+    """Element type and shape of a value; ``shape`` None = dynamic rank, -1 = dynamic dim."""
+
+    element_type: ElementType
+    shape: Shape | None
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(d >= 0 for d in self.shape)
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> TensorInfo:
+        return cls(from_numpy(array.dtype), tuple(array.shape))
+
+
 @dataclass
 class RTNode:
     """One element of an ``rt_info`` tree (or any XML element irtool does not model).
@@ -73,6 +93,23 @@ class PortMapEntry:
     purpose: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
     line: int | None = None
+
+    def slicing(self) -> Slicing:
+        """``start``, ``end``, ``stride`` and ``part_size`` with the spec's defaults (0, -1,
+        1, 1) for what the entry leaves out, as OpenVINO's reader takes them."""
+        return Slicing(0 if self.start is None else self.start,
+                       -1 if self.end is None else self.end,
+                       1 if self.stride is None else self.stride,
+                       1 if self.part_size is None else self.part_size)
+
+
+class Slicing(NamedTuple):
+    """How a sliced input is cut, or a concatenated output joined (see ``PortMapEntry``)."""
+
+    start: int
+    end: int
+    stride: int
+    part_size: int
 
 
 @dataclass
@@ -439,23 +476,8 @@ def join_names(names: Iterable[str]) -> str:
     return ",".join(n.replace(",", "\\,") for n in names)
 
 
-def constant(graph: Graph, value: np.ndarray, name: str | None = None,
-             et: ElementType | None = None) -> Layer:
-    """Add a ``Const`` holding ``value`` to ``graph``."""
-    value = np.asarray(value)
-    et = et or from_numpy(value.dtype)
-    layer = graph.add_op("Const", "opset1", [], {
-        "element_type": et.name,
-        "shape": ",".join(str(d) for d in value.shape),
-    }, name=name)
-    layer.const = ConstData.from_array(value)
-    layer.outputs[0].precision = et
-    layer.outputs[0].dims = tuple(value.shape)
-    return layer
-
-
 __all__ = [
     "BackEdge", "ConstData", "Edge", "Graph", "Layer", "Model", "Port", "PortMapEntry",
-    "RTNode", "Shape", "constant", "element_type", "format_shape", "join_names",
+    "RTNode", "Shape", "Slicing", "TensorInfo", "element_type", "format_shape", "join_names",
     "parse_shape", "split_names", "tensor_name",
 ]

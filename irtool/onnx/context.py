@@ -1,9 +1,8 @@
 """What every ONNX translator works with: values, scopes, the graph builder, the registry.
 
-* ``Value``: an IR tensor, i.e. an output port of a layer in one graph, with its
-  element type and shape.
-* ``GraphBuilder``: adds layers to one IR ``Graph``, filling every port's
-  precision and dims (given by the translator, else from ``irtool.opset`` inference).
+* ``Value`` and ``GraphBuilder`` come from ``irtool.ir.builder``: an IR tensor,
+  and the builder that adds layers with typed ports; ``frontend_builder`` makes
+  one that infers output types with ``irtool.opset`` when a translator gives none.
 * ``Scope``: ONNX names visible in one graph. A body scope resolves a name it
   does not define through its parents; the first use of an outer value creates a
   body ``Parameter`` and records a *capture*, which the enclosing control-flow
@@ -16,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,141 +24,35 @@ import onnx
 from onnx import helper as onnx_helper
 
 from ..errors import ConversionError
-from ..ir.graph import Graph, Layer, constant
-from ..ir.types import ElementType, from_numpy
+from ..ir.builder import GraphBuilder, Value, ir_attr
+from ..ir.graph import Graph
+from ..ir.types import ElementType
 from ..opset import TensorInfo, make_op
 from .protos import node_label
 
-
-@dataclass(frozen=True)
-class Value:
-    """An IR tensor: output ``port`` (port id) of layer ``layer`` in the scope's graph."""
-
-    layer: int
-    port: int
-    info: TensorInfo
-
-    @property
-    def element_type(self) -> ElementType:
-        return self.info.element_type
-
-    @property
-    def shape(self) -> tuple[int, ...] | None:
-        return self.info.shape
-
-    @property
-    def rank(self) -> int | None:
-        return self.info.rank
+__all__ = ["Capture", "Conversion", "GraphBuilder", "NodeContext", "Scope", "Translator",
+           "Value", "find_translator", "frontend_builder", "ir_attr", "onnx_op", "translators"]
 
 
-class GraphBuilder:
-    """Adds layers to one IR graph with fully typed ports."""
-
-    def __init__(self, graph: Graph | None = None) -> None:
-        self.graph = graph if graph is not None else Graph()
-
-    def op(
-        self,
-        type: str,
-        version: str,
-        inputs: Sequence[Value],
-        attrs: dict[str, Any] | None = None,
-        *,
-        outputs: Sequence[TensorInfo] | None = None,
-        num_outputs: int | None = None,
-        name: str | None = None,
-    ) -> list[Value]:
-        """Add ``type``-``version`` fed by ``inputs``; returns its output values.
-
-        ``attrs`` values may be Python values (ints, lists, bools); they are
-        written as IR strings. Output types are ``outputs`` if given, else
-        inferred by the op's ``infer``; a failure to infer raises
-        ``ConversionError`` so that no port is left untyped.
-        """
-        str_attrs = {k: ir_attr(v) for k, v in (attrs or {}).items()}
-        infos = list(outputs) if outputs is not None else self._infer(type, version, inputs,
-                                                                      str_attrs, name)
-        count = num_outputs if num_outputs is not None else len(infos)
-        layer = self.graph.add_op(type, version, [(v.layer, v.port) for v in inputs], str_attrs,
-                                  name=name, num_outputs=count)
-        for port, value in zip(layer.inputs, inputs):
-            port.precision = value.element_type
-            port.dims = value.shape
-        values = []
-        for port, info in zip(layer.outputs, infos):
-            port.precision = info.element_type
-            port.dims = info.shape
-            values.append(Value(layer.id, port.id, info))
-        return values
-
-    def _infer(self, type: str, version: str, inputs: Sequence[Value], attrs: dict[str, str],
-               name: str | None) -> list[TensorInfo]:
-        try:
-            op = make_op(type, version, attrs)
-            return op.infer([v.info for v in inputs], [self.const_value(v) for v in inputs])
-        except (KeyError, NotImplementedError, ValueError) as err:
-            raise ConversionError(
-                f"cannot infer the output type of {type}-{version} from inputs "
-                f"{[(str(v.element_type), v.shape) for v in inputs]}: {err}",
-                layer=name,
-            ) from None
-
-    def const(self, value: Any, et: ElementType | None = None, name: str | None = None) -> Value:
-        """A ``Const`` layer holding ``value`` (converted to ``et``'s dtype when given)."""
-        array = np.asarray(value)
-        if et is not None and et.dtype is not None and array.dtype != et.dtype:
-            array = array.astype(et.dtype)
-        layer = constant(self.graph, array, name=name, et=et)
-        port = layer.outputs[0]
-        return Value(layer.id, port.id, TensorInfo(et or from_numpy(array.dtype),
-                                                   tuple(array.shape)))
-
-    def const_value(self, value: Value) -> np.ndarray | None:
-        """The array behind ``value`` when a ``Const`` produces it, else None."""
-        layer = self.graph.layer(value.layer)
-        if layer.type == "Const" and layer.const is not None:
-            return layer.const_value()
-        return None
-
-    def parameter(self, info: TensorInfo, name: str, tensor_names: Iterable[str] = ()) -> Value:
-        """A ``Parameter`` of ``info``; ``tensor_names`` go on its output port."""
-        layer = self.graph.add_op("Parameter", "opset1", [], {
-            "shape": _shape_attr(info.shape),
-            "element_type": info.element_type.name,
-        }, name=name, output_names=[tuple(tensor_names)])
-        port = layer.outputs[0]
-        port.precision = info.element_type
-        port.dims = info.shape
-        return Value(layer.id, port.id, info)
-
-    def result(self, value: Value, name: str | None = None) -> Layer:
-        """A ``Result`` fed by ``value``."""
-        layer = self.graph.add_op("Result", "opset1", [(value.layer, value.port)], name=name,
-                                  num_outputs=0)
-        layer.inputs[0].precision = value.element_type
-        layer.inputs[0].dims = value.shape
-        return layer
+def frontend_builder(graph: Graph | None = None) -> GraphBuilder:
+    """A ``GraphBuilder`` that infers output types with ``irtool.opset`` when a
+    translator does not give them."""
+    return GraphBuilder(graph, infer=_infer)
 
 
-def _shape_attr(shape: tuple[int, ...] | None) -> str:
-    if shape is None:
-        return "..."
-    return ",".join("?" if d < 0 else str(d) for d in shape)
-
-
-def ir_attr(value: Any) -> str:
-    """A Python attribute value as the IR writes it: ``true``/``false``, ``1,2,3``."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, ElementType):
-        return value.name
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return ",".join(ir_attr(v) for v in value)
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return str(int(value)) if isinstance(value, (int, np.integer)) else str(value)
+def _infer(builder: GraphBuilder, type: str, version: str, inputs: Sequence[Value],
+           attrs: dict[str, str], name: str | None) -> list[TensorInfo]:
+    """The op's own inference; a failure is a ``ConversionError``, so that no port is
+    left untyped."""
+    try:
+        op = make_op(type, version, attrs)
+        return op.infer([v.info for v in inputs], [builder.const_value(v) for v in inputs])
+    except (KeyError, NotImplementedError, ValueError) as err:
+        raise ConversionError(
+            f"cannot infer the output type of {type}-{version} from inputs "
+            f"{[(str(v.element_type), v.shape) for v in inputs]}: {err}",
+            layer=name,
+        ) from None
 
 
 SMALL_CONST = 64
@@ -216,7 +109,7 @@ class Scope:
 
     def child(self, description: str) -> Scope:
         """A new scope for a body graph nested in this one."""
-        return Scope(GraphBuilder(), parent=self, description=description)
+        return Scope(frontend_builder(), parent=self, description=description)
 
 
 class Conversion(Protocol):

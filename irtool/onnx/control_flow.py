@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from ..ir.graph import BackEdge, Graph, Layer, PortMapEntry
+from ..ir.builder import LoopBuilder, TensorIteratorBuilder
+from ..ir.graph import Graph, Layer
 from ..ir.types import ELEMENT_TYPES
 from ..opset import TensorInfo, make_op
 from ..passes.prune import prune_graph
@@ -123,24 +124,9 @@ def declared(vi: onnx.ValueInfoProto, actual: TensorInfo) -> TensorInfo:
     return union(actual, info)
 
 
-def add_layer(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
-              outputs: Sequence[TensorInfo], scope: Scope | None = None) -> tuple[Layer,
-                                                                                   list[Value]]:
-    """A control-flow layer (no ``<data>``) with typed ports in ``scope``."""
-    scope = scope or ctx.scope
-    layer = scope.graph.add_op(type, version, [(v.layer, v.port) for v in inputs], {},
-                               name=ctx.node.name or ctx.node.output[0] or None,
-                               num_outputs=len(outputs))
-    layer.has_data = False
-    for port, value in zip(layer.inputs, inputs):
-        port.precision = value.element_type
-        port.dims = value.shape
-    values = []
-    for port, info in zip(layer.outputs, outputs):
-        port.precision = info.element_type
-        port.dims = info.shape
-        values.append(Value(layer.id, port.id, info))
-    return layer, values
+def _layer_name(ctx: NodeContext) -> str | None:
+    """The name of the control-flow layer a node becomes."""
+    return ctx.node.name or ctx.node.output[0] or None
 
 
 def _axes_const(scope: Scope, axes: Sequence[int]) -> Value:
@@ -163,21 +149,12 @@ def _result(scope: Scope, value: Value) -> Layer:
     return scope.builder.result(value)
 
 
-def _concat_entry(external: int, internal: int, axis: int, reverse: bool = False
-                  ) -> PortMapEntry:
-    """A concatenated output / sliced input entry, written the way OpenVINO writes it."""
+def _slicing(reverse: bool = False) -> dict[str, int]:
+    """A sliced input's / concatenated output's attributes, written the way OpenVINO
+    writes them (all four, one element per iteration)."""
     if reverse:
-        return PortMapEntry("output", external, internal, axis=axis, start=-1, end=0,
-                            stride=-1, part_size=1)
-    return PortMapEntry("output", external, internal, axis=axis, start=0, end=-1, stride=1,
-                        part_size=1)
-
-
-def _sliced_entry(external: int, internal: int, axis: int, reverse: bool = False
-                  ) -> PortMapEntry:
-    entry = _concat_entry(external, internal, axis, reverse)
-    entry.kind = "input"
-    return entry
+        return {"start": -1, "end": 0, "stride": -1, "part_size": 1}
+    return {"start": 0, "end": -1, "stride": 1, "part_size": 1}
 
 
 def _insert_dim(shape: tuple[int, ...] | None, axis: int, size: int) -> tuple[int, ...] | None:
@@ -186,12 +163,10 @@ def _insert_dim(shape: tuple[int, ...] | None, axis: int, size: int) -> tuple[in
     return (*shape[:axis], size, *shape[axis:])
 
 
-def _wire_captures(body: Scope, layer_inputs: list[Value], port_map: list[PortMapEntry]
-                   ) -> None:
-    """Each capture of the body becomes one more input of the layer, mapped to its Parameter."""
+def _wire_captures(body: Scope, layer: LoopBuilder | TensorIteratorBuilder) -> None:
+    """Each capture of the body becomes one more input of the layer, for its Parameter."""
     for capture in body.captures:
-        port_map.append(PortMapEntry("input", len(layer_inputs), capture.inner.layer))
-        layer_inputs.append(capture.outer)
+        layer.invariant(capture.outer, capture.inner)
 
 
 # ---------------------------------------------------------------------------
@@ -264,9 +239,6 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     iter_param, cond_param, *state_params = body.params
     cond_out, *outs = body.outputs[:1 + n_carried + n_scan]
 
-    port_map: list[PortMapEntry] = [
-        PortMapEntry("input", -1, iter_param.layer, purpose="current_iteration")]
-    back_edges: list[BackEdge] = []
     if _passthrough_of(scope, cond_out) == (cond_param.layer, cond_param.port):
         # The condition never changes: it stays what let the first iteration run (true).
         cond_out = scope.builder.const(np.ones(cond_param.shape or (), dtype=bool))
@@ -274,38 +246,35 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error(f"{what}: the condition output is {cond_out.element_type.name}, not "
                         "boolean")
     cond_result = _result(scope, cond_out)
-    port_map.append(PortMapEntry("output", -1, cond_result.id, purpose="execution_condition"))
-    layer_inputs = [trip, cond, *initial]
-    for i, param in enumerate(state_params):
-        port_map.append(PortMapEntry("input", 2 + i, param.layer))
-    _wire_captures(scope, layer_inputs, port_map)
-
     out_infos: list[TensorInfo] = []
     results: list[tuple[Layer, int | None]] = []
     for i, (param, value) in enumerate(zip(state_params, outs[:n_carried])):
-        result = _result(scope, value)
-        back_edges.append(BackEdge(result.id, param.layer))
-        results.append((result, None))
+        results.append((_result(scope, value), None))
         out_infos.append(refine(param.info, ctx.output_info(i)))
     for j, value in enumerate(outs[n_carried:]):
-        result = _result(scope, _unsqueeze(scope, value, 0))
-        results.append((result, 0))
+        results.append((_result(scope, _unsqueeze(scope, value, 0)), 0))
         out_infos.append(refine(TensorInfo(value.element_type, _insert_dim(value.shape, 0, -1)),
                                 ctx.output_info(n_carried + j)))
+
+    loop = ctx.scope.builder.loop(scope.graph, _layer_name(ctx))
+    loop.trip_count(trip)
+    loop.condition(cond)
+    loop.current_iteration(iter_param)
+    loop.execution_condition(cond_result)
+    for value, param, (result, _) in zip(initial, state_params, results):
+        loop.carried(value, param, result)
+    _wire_captures(scope, loop)
     prune_graph(scope.graph)  # e.g. an Identity of the condition whose output went unused
     if scope.graph.consumers(cond_param.layer):
-        port_map.append(PortMapEntry("input", 1, cond_param.layer))
-        back_edges.append(BackEdge(cond_result.id, cond_param.layer))
+        loop.carried_condition(cond_param, cond_result)
     else:
         scope.graph.remove_layer(cond_param.layer)
-    layer, values = add_layer(ctx, "Loop", "opset5", layer_inputs, out_infos)
-    for (result, axis), port in zip(results, layer.outputs):
-        port_map.append(PortMapEntry("output", port.id, result.id) if axis is None
-                        else _concat_entry(port.id, result.id, axis))
-    layer.bodies["body"] = scope.graph
-    layer.port_maps["port_map"] = port_map
-    layer.back_edges = back_edges
-    return list(values)
+    for (result, axis), info in zip(results, out_infos):
+        if axis is None:
+            loop.output(result, info)
+        else:
+            loop.output(result, info, axis=axis, **_slicing())
+    return list(loop.build()[1])
 
 
 # ---------------------------------------------------------------------------
@@ -340,16 +309,20 @@ def _directions(ctx: NodeContext, name: str, count: int) -> list[bool]:
 class Iteration:
     """A body run once per slice of its sliced inputs: what a TensorIterator needs.
 
-    ``entries`` are the input port_map entries with ``external_port_id`` an index
-    into ``inputs``; ``outputs`` holds ``(body Result id, concat axis or None,
-    reverse, output type)`` per output.
+    ``inputs`` holds ``(outer value, body Parameter, (axis, reverse) or None)`` per
+    input, sliced where the third item is given; ``outputs`` holds ``(body Result id,
+    concat axis or None, reverse, output type)`` per output; ``back_edges`` ``(body
+    Result id, body Parameter id)`` pairs.
     """
 
     body: Scope
-    inputs: list[Value]
-    entries: list[PortMapEntry]
+    inputs: list[tuple[Value, int, tuple[int, bool] | None]]
     outputs: list[tuple[int, int | None, bool, TensorInfo]]
-    back_edges: list[BackEdge]
+    back_edges: list[tuple[int, int]]
+
+    def capture(self) -> None:
+        """Each capture of the body becomes one more (whole) input."""
+        self.inputs += [(c.outer, c.inner.layer, None) for c in self.body.captures]
 
 
 def emit_iteration(ctx: NodeContext, scope: Scope, it: Iteration, trip: Value | None
@@ -359,27 +332,28 @@ def emit_iteration(ctx: NodeContext, scope: Scope, it: Iteration, trip: Value | 
     OpenVINO refuses a TensorIterator inside a TensorIterator body, and its Loop
     does not stop at the end of its sliced inputs by itself: hence the trip count.
     """
-    inputs = list(it.inputs)
-    entries = [PortMapEntry(e.kind, e.external_port_id, e.internal_layer_id, e.axis, e.start,
-                            e.end, e.stride, e.part_size) for e in it.entries]
+    layer: LoopBuilder | TensorIteratorBuilder
     if trip is None:
-        kind, version = "TensorIterator", "opset1"
+        layer = scope.builder.tensor_iterator(it.body.graph, _layer_name(ctx))
     else:
-        kind, version = "Loop", "opset5"
-        cond = _result(it.body, it.body.builder.const(np.array([True])))
-        entries.append(PortMapEntry("output", -1, cond.id, purpose="execution_condition"))
-        for e in entries:
-            if e.kind == "input":
-                e.external_port_id += 2
-        inputs = [trip, scope.builder.const(np.array([True])), *inputs]
-    layer, values = add_layer(ctx, kind, version, inputs, [o[3] for o in it.outputs], scope)
-    for (result, axis, reverse, _), port in zip(it.outputs, layer.outputs):
-        entries.append(PortMapEntry("output", port.id, result) if axis is None
-                       else _concat_entry(port.id, result, axis, reverse))
-    layer.bodies["body"] = it.body.graph
-    layer.port_maps["port_map"] = entries
-    layer.back_edges = list(it.back_edges)
-    return values
+        layer = loop = scope.builder.loop(it.body.graph, _layer_name(ctx))
+        loop.trip_count(trip)
+        loop.condition(scope.builder.const(np.array([True])))
+    for outer, param, slicing in it.inputs:
+        if slicing is None:
+            layer.invariant(outer, param)
+        else:
+            layer.sliced(outer, param, slicing[0], **_slicing(slicing[1]))
+    if trip is not None:
+        loop.execution_condition(_result(it.body, it.body.builder.const(np.array([True]))))
+    for result, param in it.back_edges:
+        layer.back_edge(result, param)
+    for result, axis, reverse, info in it.outputs:
+        if axis is None:
+            layer.output(result, info)
+        else:
+            layer.output(result, info, axis=axis, **_slicing(reverse))
+    return layer.build()[1]
 
 
 def _length(scope: Scope, value: Value, axis: int) -> Value:
@@ -435,15 +409,14 @@ def build_scan(ctx: NodeContext, scope: Scope, graph: onnx.GraphProto, states: l
     out_axes = (_normalized_axes(ctx, out_axes_attr, n_scan_out, ranks) if out_axes_attr
                 else [0] * n_scan_out)
 
-    it = Iteration(inner, [*states, *scan_inputs], [], [], [])
-    for i, param in enumerate(body.params[:n_states]):
-        it.entries.append(PortMapEntry("input", i, param.layer))
-    for k, (param, axis, rev) in enumerate(zip(body.params[n_states:], in_axes, in_reverse)):
-        it.entries.append(_sliced_entry(n_states + k, param.layer, axis, rev))
-    _wire_captures(inner, it.inputs, it.entries)
+    it = Iteration(inner, [], [], [])
+    it.inputs += [(v, p.layer, None) for v, p in zip(states, body.params[:n_states])]
+    it.inputs += [(v, p.layer, (axis, rev)) for v, p, axis, rev
+                  in zip(scan_inputs, body.params[n_states:], in_axes, in_reverse)]
+    it.capture()
     for i, (param, value) in enumerate(zip(body.params[:n_states], body.outputs[:n_states])):
         result = _result(inner, value)
-        it.back_edges.append(BackEdge(result.id, param.layer))
+        it.back_edges.append((result.id, param.layer))
         it.outputs.append((result.id, None, False, refine(param.info, out_hints[i])))
     for j, (value, axis, rev) in enumerate(zip(outs, out_axes, out_reverse)):
         result = _result(inner, _unsqueeze(inner, value, axis))
@@ -514,10 +487,9 @@ def translate_scan8(ctx: NodeContext) -> list[Value | None]:
                               [s for _, s in sliced[n:]], [0] * m, in_rev, None,
                               [False] * n_out, [None] * (n + n_out))
     batch = next((v.shape[0] for v in inputs if v.shape is not None and v.shape[0] >= 0), -1)
-    it = Iteration(outer, list(inputs), [], [], [])
-    for k, (param, _) in enumerate(sliced):
-        it.entries.append(_sliced_entry(k, param.layer, 0))
-    _wire_captures(outer, it.inputs, it.entries)
+    it = Iteration(outer, [(v, param.layer, (0, False)) for v, (param, _) in zip(inputs, sliced)],
+                   [], [])
+    it.capture()
     for i, value in enumerate(inner_values):
         result = _result(outer, _unsqueeze(outer, value, 0))
         info = TensorInfo(value.element_type, _insert_dim(value.shape, 0, batch))
@@ -629,30 +601,21 @@ def translate_if(ctx: NodeContext) -> list[Value | None]:
     bodies = {key: build_body(ctx, graph, [], [], f"{key} of If {ctx.name}")
               for key, graph in branches.items()}
 
-    layer_inputs = [cond]
-    slot: dict[tuple[int, int], int] = {}
-    port_maps: dict[str, list[PortMapEntry]] = {}
-    for key, body in bodies.items():
-        entries = port_maps[key.replace("_branch", "_port_map")] = []
-        for capture in body.scope.captures:
-            where = (capture.outer.layer, capture.outer.port)
-            if where not in slot:
-                slot[where] = len(layer_inputs)
-                layer_inputs.append(capture.outer)
-            entries.append(PortMapEntry("input", slot[where], capture.inner.layer))
-    then_outs, else_outs = bodies["then_branch"].outputs, bodies["else_branch"].outputs
+    then_body, else_body = bodies["then_branch"], bodies["else_branch"]
+    layer = ctx.scope.builder.if_(cond, then_body.scope.graph, else_body.scope.graph,
+                                  _layer_name(ctx))
+    for capture in then_body.scope.captures:
+        layer.then_input(capture.outer, capture.inner)
+    for capture in else_body.scope.captures:
+        layer.else_input(capture.outer, capture.inner)
     out_infos = []
-    for i, (t, e) in enumerate(zip(then_outs, else_outs)):
+    for i, (t, e) in enumerate(zip(then_body.outputs, else_body.outputs)):
         if t.element_type != e.element_type:
             raise ctx.error(f"output {i} is {t.element_type.name} in then_branch but "
                             f"{e.element_type.name} in else_branch")
         out_infos.append(refine(union(t.info, e.info), ctx.output_info(i)))
-    layer, values = add_layer(ctx, "If", "opset8", layer_inputs, out_infos)
-    for key, body in bodies.items():
-        entries = port_maps[key.replace("_branch", "_port_map")]
-        for value, port in zip(body.outputs, layer.outputs):
-            entries.append(PortMapEntry("output", port.id, _result(body.scope, value).id))
-        layer.bodies[key.replace("_branch", "_body")] = body.scope.graph
-    layer.port_maps["then_port_map"] = port_maps["then_port_map"]
-    layer.port_maps["else_port_map"] = port_maps["else_port_map"]
-    return list(values)
+    then_results = [_result(then_body.scope, value) for value in then_body.outputs]
+    else_results = [_result(else_body.scope, value) for value in else_body.outputs]
+    for then_result, else_result, info in zip(then_results, else_results, out_infos):
+        layer.output(then_result, else_result, info)
+    return list(layer.build()[1])

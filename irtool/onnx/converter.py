@@ -30,7 +30,7 @@ from ..errors import ConversionError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
-from .context import GraphBuilder, NodeContext, Scope, Value, find_translator
+from .context import NodeContext, Scope, Value, find_translator, frontend_builder
 from .protos import (
     ONNX_DOMAINS,
     node_label,
@@ -172,7 +172,7 @@ class Converter:
         self.sequence_elements = sequences.element_types(proto)
         self._check_ops(proto.graph)
         self.proto = proto
-        scope = Scope(GraphBuilder(), description="main graph")
+        scope = Scope(frontend_builder(), description="main graph")
         graph = proto.graph
         infos = value_infos(graph)
         initializers = {i.name for i in graph.initializer}

@@ -23,28 +23,8 @@ from typing import ClassVar, TypeVar
 
 import numpy as np
 
-from ..ir.graph import Shape, parse_shape
-from ..ir.types import ElementType, element_type, from_numpy
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """Element type and shape of a value; ``shape`` None = dynamic rank, -1 = dynamic dim."""
-
-    element_type: ElementType
-    shape: Shape | None
-
-    @property
-    def is_static(self) -> bool:
-        return self.shape is not None and all(d >= 0 for d in self.shape)
-
-    @property
-    def rank(self) -> int | None:
-        return None if self.shape is None else len(self.shape)
-
-    @classmethod
-    def of(cls, array: np.ndarray) -> TensorInfo:
-        return cls(from_numpy(array.dtype), tuple(array.shape))
+from ..ir.graph import Shape, TensorInfo, parse_shape
+from ..ir.types import ElementType, element_type
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import copy
 
 import numpy as np
 
-from ..ir.graph import Graph, Layer, Model, RTNode, constant
+from ..ir.builder import GraphBuilder
+from ..ir.graph import Graph, Layer, Model, RTNode, TensorInfo
 
 F16_MAX = float(np.finfo(np.float16).max)
 
@@ -58,15 +59,14 @@ def _compress(graph: Graph) -> None:
         if value is None:
             continue
         out = layer.outputs[0]
-        half = constant(graph, value.astype(np.float16), name=f"{layer.name}_compressed")
-        convert = graph.add_op("Convert", "opset1", [(half.id, half.outputs[0].id)],
-                               {"destination_type": "f32"}, name=layer.name)
+        builder = GraphBuilder(graph)
+        half = builder.const(value.astype(np.float16), name=f"{layer.name}_compressed")
+        convert, (new_out,) = builder.add(
+            "Convert", "opset1", [half], {"destination_type": "f32"},
+            outputs=[TensorInfo(out.precision, out.dims)], name=layer.name,  # type: ignore[arg-type]
+            output_names=[out.names])
         convert.rt_info = [RTNode("attribute", {"name": "decompression", "version": "0"})]
-        convert.inputs[0].precision = half.outputs[0].precision
-        convert.inputs[0].dims = half.outputs[0].dims
-        new_out = convert.outputs[0]
-        new_out.precision, new_out.dims, new_out.names = out.precision, out.dims, out.names
         for consumer, port in graph.consumers(layer.id, out.id):
             graph.disconnect_input(consumer, port)
-            graph.connect(convert.id, new_out.id, consumer, port)
+            graph.connect(new_out.layer, new_out.port, consumer, port)
         graph.remove_layer(layer.id)

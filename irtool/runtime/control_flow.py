@@ -112,13 +112,8 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> Iterati
                 it.current_dtype = dtype
                 it.current_shape = shape if shape in ((), (1,)) else (1,)
             elif entry.axis is not None:
-                it.slices.append(SlicedInput(
-                    param, outer_input(entry), entry.axis,
-                    0 if entry.start is None else entry.start,
-                    -1 if entry.end is None else entry.end,
-                    1 if entry.stride is None else entry.stride,
-                    1 if entry.part_size is None else entry.part_size,
-                    entry.external_port_id))
+                it.slices.append(SlicedInput(param, outer_input(entry), entry.axis,
+                                             *entry.slicing(), entry.external_port_id))
                 if it.slices[-1].stride == 0 or it.slices[-1].part_size <= 0:
                     raise fail(layer, scope, f"sliced input on port {entry.external_port_id} "
                                 "needs a non-zero stride and a positive part_size", entry.line)
@@ -193,7 +188,7 @@ def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, ou
     dtype = _dtype(et)
     if dims is not None and dtype is None:
         dims, why = None, "the body Result's element type is unknown"
-    return ConcatOutput(out, result, axis, (entry.stride or 1) < 0, dims, dtype, why)
+    return ConcatOutput(out, result, axis, entry.slicing().stride < 0, dims, dtype, why)
 
 
 def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: Iteration,

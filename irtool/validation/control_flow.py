@@ -189,10 +189,7 @@ def _check_entry_tensors(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, interna
 
 
 def _slicing_params(ctx: _Ctx, entry: PortMapEntry, where: str) -> tuple[int, int, int, int]:
-    start = 0 if entry.start is None else entry.start
-    end = -1 if entry.end is None else entry.end
-    stride = 1 if entry.stride is None else entry.stride
-    part = 1 if entry.part_size is None else entry.part_size
+    start, end, stride, part = entry.slicing()
     if part < 1:
         ctx.add("SLICE_PARAMS", f"{where}: part_size={part} must be at least 1", entry.line)
     if stride == 0:

@@ -11,7 +11,14 @@ import pytest
 from onnx.backend.test.case.node import collect_testcases
 
 import irtool
-from irtool.ir import ConstData, Graph, Model, constant, element_type, parse_shape, serialize
+from irtool.ir import (
+    ConstData,
+    GraphBuilder,
+    Model,
+    element_type,
+    parse_shape,
+    serialize,
+)
 from irtool.ir.graph import join_names, split_names
 
 CONTROL_FLOW_CASES = ["test_loop11", "test_scan9_sum", "test_scan_sum", "test_if"]
@@ -76,11 +83,12 @@ def test_rt_info_and_unknown_attributes_survive(node_cases: dict, tmp_path: Path
 
 
 def test_constants_are_deduplicated_in_bin(tmp_path: Path) -> None:
-    g = Graph()
-    a = constant(g, np.arange(6, dtype=np.float32).reshape(2, 3))
-    b = constant(g, np.arange(6, dtype=np.float32).reshape(2, 3))
-    add = g.add_op("Add", "opset1", [(a.id, 0), (b.id, 0)], {"auto_broadcast": "numpy"})
-    g.add_op("Result", "opset1", [(add.id, 2)], num_outputs=0)
+    build = GraphBuilder()
+    a = build.const(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = build.const(np.arange(6, dtype=np.float32).reshape(2, 3))
+    build.result(build.op("Add", "opset1", [a, b], {"auto_broadcast": "numpy"},
+                          outputs=[a.info])[0])
+    g = build.graph
     _, payload = serialize(Model(g))
     assert len(payload) == 24
     irtool.save(Model(g), tmp_path / "m.xml")
@@ -95,10 +103,9 @@ def _umask() -> int:
 
 
 def _one_constant_model() -> Model:
-    g = Graph()
-    c = constant(g, np.ones(3, dtype=np.float32))
-    g.add_op("Result", "opset1", [(c.id, 0)], num_outputs=0)
-    return Model(g)
+    build = GraphBuilder()
+    build.result(build.const(np.ones(3, dtype=np.float32)))
+    return Model(build.graph)
 
 
 def test_save_creates_missing_folders(tmp_path: Path) -> None:

@@ -16,8 +16,6 @@ from support.compare import assert_same
 from support.ir_builders import (
     A0,
     Net,
-    SubgraphLayer,
-    Val,
     check,
     counted_loop,
     counting_expected,
@@ -25,7 +23,7 @@ from support.ir_builders import (
     finish,
     growing_history,
     history_loop,
-    if_layer,
+    info,
     iterate,
     run_openvino,
     true_result,
@@ -33,7 +31,7 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.ir import BackEdge
+from irtool.ir import Value
 
 F32 = np.float32
 
@@ -82,10 +80,10 @@ def threshold_loop(limit: float) -> irtool.Model:
     lp = counted_loop(net, body)
     a0 = net.param("a0", "f32", ())
     lp.carried(a0, acc, r_acc)
-    lp.condition_output(r_keep)
-    lp.output(r_acc, "f32", (), name="acc")
-    lp.output(body.result(unsqueeze(body, nxt)), "f32", (-1,), name="steps", axis=0)
-    return finish(net, lp.build(net))
+    lp.execution_condition(r_keep)
+    lp.output(r_acc, info("f32", ()), names=["acc"])
+    lp.output(body.result(unsqueeze(body, nxt)), info("f32", (-1,)), names=["steps"], axis=0)
+    return finish(net, lp)
 
 
 def threshold_expected(trip: int, cond: bool, a0: float, limit: float) -> dict:
@@ -146,9 +144,9 @@ def test_invariant_inputs() -> None:
     lp.carried(h0, h, r_h)
     lp.invariant(wv, w)
     lp.invariant(bv, b)
-    lp.condition_output(true_result(body))
-    lp.output(r_h, "f32", (1, 3), name="h")
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_h, info("f32", (1, 3)), names=["h"])
+    model = finish(net, lp)
     rng = np.random.default_rng(0)
     feeds = {"trip": np.array(4), "cond": np.array(True),
              "h0": rng.standard_normal((1, 3)).astype(F32),
@@ -159,7 +157,7 @@ def test_invariant_inputs() -> None:
     check(model, feeds, {"h": hv})
 
 
-def slicing_loop(x_shape: tuple, axis: int, part_shape: tuple, trip: Val | None = None,
+def slicing_loop(x_shape: tuple, axis: int, part_shape: tuple, trip: Value | None = None,
                  ti: bool = False, **slice_attrs: int) -> irtool.Model:
     """Sum the parts of X (sliced along ``axis``) and scan every part along ``axis``."""
     body = Net()
@@ -174,11 +172,11 @@ def slicing_loop(x_shape: tuple, axis: int, part_shape: tuple, trip: Val | None 
     lp = iterate(net, body, ti)
     lp.sliced(x, part, axis, **slice_attrs)
     lp.carried(a0, acc, r_acc)
-    lp.output(r_acc, "f32", part_shape, name="sum")
+    lp.output(r_acc, info("f32", part_shape), names=["sum"])
     # OpenVINO checks the output's start/end/stride against its dims too.
     scan_attrs = {k: v for k, v in slice_attrs.items() if k in ("start", "end", "stride")}
-    lp.output(r_part, "f32", x_shape, name="parts", axis=axis, **scan_attrs)
-    outs = lp.build(net)
+    lp.output(r_part, info("f32", x_shape), names=["parts"], axis=axis, **scan_attrs)
+    outs = lp.build()[1]
     return finish(net, outs)
 
 
@@ -241,10 +239,10 @@ def test_back_edges_swap_simultaneously() -> None:
     a0, b0 = net.param("a0", "i64", ()), net.param("b0", "i64", ())
     lp.carried(a0, a, r_a)
     lp.carried(b0, b, r_b)
-    lp.condition_output(true_result(body))
-    lp.output(r_a, "i64", (), name="a")
-    lp.output(r_b, "i64", (), name="b")
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_a, info("i64", ()), names=["a"])
+    lp.output(r_b, info("i64", ()), names=["b"])
+    model = finish(net, lp)
     av, bv = 0, 1
     for _ in range(10):
         av, bv = bv, av + bv
@@ -257,7 +255,7 @@ def test_carried_shape_grows_each_iteration() -> None:
     body = Net()
     i, hist, grown = growing_history(body)
     net, lp = history_loop(body, i, hist, body.result(grown))
-    model = finish(net, lp.build(net))
+    model = finish(net, lp)
     h = [7, 7]
     for k in range(5):
         h = [*h, k]
@@ -278,9 +276,9 @@ def column_scan_loop(axis: int, result_shape: tuple, out_shape: tuple) -> irtool
     vv = net.param("V", "f32", result_shape)
     lp.invariant(vv, v)
     lp.current_iteration(i)
-    lp.condition_output(true_result(body))
-    lp.output(r_y, "f32", out_shape, name="scan", axis=axis)
-    return finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_y, info("f32", out_shape), names=["scan"], axis=axis)
+    return finish(net, lp)
 
 
 def scan_expected(v: np.ndarray, axis: int, trip: int) -> dict:
@@ -341,39 +339,42 @@ def test_nested_loop_in_loop() -> None:
     m = outer_body.param("m", "i64", ())
     base_v = outer_body.op("Multiply", "opset1", [i, outer_body.const(np.int64(10))],
                            {"auto_broadcast": "numpy"})
-    ilp = SubgraphLayer(inner)
+    ilp = outer_body.loop(inner)
     ilp.trip_count(m)
-    ilp.condition_input(outer_body.const(np.array(True)))
+    ilp.condition(outer_body.const(np.array(True)))
     ilp.invariant(base_v, base)
     ilp.current_iteration(j)
-    ilp.condition_output(true_result(inner))
-    ilp.output(r_val, "i64", (-1,), name="row", axis=0)
-    (row,) = ilp.build(outer_body)
+    ilp.execution_condition(true_result(inner))
+    ilp.output(r_val, info("i64", (-1,)), names=["row"], axis=0)
+    (row,) = ilp.build()[1]
     r_row = outer_body.result(unsqueeze(outer_body, row))
     net = Net()
     lp = counted_loop(net, outer_body)
     mv = net.param("M", "i64", ())
     lp.invariant(mv, m)
     lp.current_iteration(i)
-    lp.condition_output(true_result(outer_body))
-    lp.output(r_row, "i64", (-1, -1), name="table", axis=0)
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(outer_body))
+    lp.output(r_row, info("i64", (-1, -1)), names=["table"], axis=0)
+    model = finish(net, lp)
     table = [[r * 10 + c for c in range(4)] for r in range(3)]
     feeds = {"trip": np.array(3), "cond": np.array(True), "M": np.array(4)}
     check(model, feeds, {"table": np.array(table, np.int64)})
 
 
-def sign_if(net: Net, cond: Val, x: Val) -> Val:
+def sign_if(net: Net, cond: Value, x: Value) -> Value:
     """If cond: x + 1 else: x * -1 (each branch has its own Parameter for x)."""
     then_b, else_b = Net(), Net()
-    tx = then_b.param("tx", x.et, x.shape)
-    ex = else_b.param("ex", x.et, x.shape)
+    tx = then_b.param("tx", x.element_type.name, x.shape)
+    ex = else_b.param("ex", x.element_type.name, x.shape)
     t_out = then_b.result(then_b.op("Add", "opset1", [tx, then_b.const(F32(1))],
                                     {"auto_broadcast": "numpy"}))
     e_out = else_b.result(else_b.op("Multiply", "opset1", [ex, else_b.const(F32(-1))],
                                     {"auto_broadcast": "numpy"}))
-    (out,) = if_layer(net, cond, [x], then_b, else_b, [(0, tx)], [(0, ex)], [t_out], [e_out],
-                      [(x.et, x.shape, "y")])
+    branch = net.if_(cond, then_b, else_b)
+    branch.then_input(x, tx)
+    branch.else_input(x, ex)
+    branch.output(t_out, e_out, x.info, names=["y"])
+    (out,) = branch.build()[1]
     return out
 
 
@@ -402,9 +403,9 @@ def test_if_inside_loop() -> None:
     a0 = net.param("a0", "f32", (2,))
     lp.carried(a0, acc, r_acc)
     lp.current_iteration(i)
-    lp.condition_output(true_result(body))
-    lp.output(r_acc, "f32", (2,), name="acc")
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_acc, info("f32", (2,)), names=["acc"])
+    model = finish(net, lp)
     av = A0.copy()
     for k in range(5):
         av = av + F32(1) if k < 2 else av * F32(-1)
@@ -429,8 +430,8 @@ def test_tensor_iterator_axis1_reverse_scan_order() -> None:
     x = net.param("X", "f32", (4, 3))
     lp = iterate(net, body, ti=True)
     lp.sliced(x, part, 1)
-    lp.output(r_part, "f32", (4, 3), name="rev", axis=1, start=-1, end=0, stride=-1)
-    model = finish(net, lp.build(net))
+    lp.output(r_part, info("f32", (4, 3)), names=["rev"], axis=1, start=-1, end=0, stride=-1)
+    model = finish(net, lp)
     check(model, {"X": X43}, {"rev": X43[:, ::-1]})
 
 
@@ -451,17 +452,17 @@ def test_condition_result_is_also_an_output_and_feeds_a_parameter() -> None:
     r_seen = body.result(unsqueeze(body, seen))
     r_i = body.result(i)
     net = Net()
-    lp = counted_loop(net, body, cond_param=c_in)
+    lp = counted_loop(net, body)
+    lp.carried_condition(c_in, r_keep)
     a0 = net.param("a0", "f32", ())
-    lp.back_edges.append(BackEdge(r_keep.id, c_in.layer))
     lp.carried(a0, acc, r_acc)
     lp.current_iteration(i)
-    lp.condition_output(r_keep)
-    lp.output(r_acc, "f32", (), name="acc")
-    lp.output(r_keep, "boolean", (), name="last_cond")
-    lp.output(r_seen, "f32", (-1,), name="seen", axis=0)
-    lp.output(r_i, "i64", (), name="last_i")
-    model = finish(net, lp.build(net))
+    lp.execution_condition(r_keep)
+    lp.output(r_acc, info("f32", ()), names=["acc"])
+    lp.output(r_keep, info("boolean", ()), names=["last_cond"])
+    lp.output(r_seen, info("f32", (-1,)), names=["seen"], axis=0)
+    lp.output(r_i, info("i64", ()), names=["last_i"])
+    model = finish(net, lp)
     acc_v, c, seen_v, k = F32(1), True, [], 0
     while c:  # trip -1
         seen_v.append(F32(c))

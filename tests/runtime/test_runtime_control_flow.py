@@ -12,14 +12,13 @@ from support.ir_builders import (
     A0,
     F32,
     Net,
-    SubgraphLayer,
     counted_loop,
     counting_expected,
     counting_loop,
     finish,
     growing_history,
     history_loop,
-    if_layer,
+    info,
     runaway_body,
     runaway_loop,
     true_result,
@@ -74,21 +73,21 @@ def nested_runaway() -> irtool.Model:
     inner, acc, r_acc, r_keep = runaway_body()
     outer_body = Net()
     x = outer_body.param("x", "f32", ())
-    ilp = SubgraphLayer(inner)
+    ilp = outer_body.loop(inner, "inner")
     ilp.trip_count(outer_body.const(np.int64(-1)))
-    ilp.condition_input(outer_body.const(np.array(True)))
+    ilp.condition(outer_body.const(np.array(True)))
     ilp.carried(x, acc, r_acc)
-    ilp.condition_output(r_keep)
-    ilp.output(r_acc, "f32", (), name="y")
-    (y,) = ilp.build(outer_body, name="inner")
+    ilp.execution_condition(r_keep)
+    ilp.output(r_acc, info("f32", ()), names=["y"])
+    (y,) = ilp.build()[1]
     r_y = outer_body.result(y)
     net = Net()
-    lp = counted_loop(net, outer_body)
+    lp = counted_loop(net, outer_body, name="outer")
     a0 = net.param("a0", "f32", ())
     lp.carried(a0, x, r_y)
-    lp.condition_output(true_result(outer_body))
-    lp.output(r_y, "f32", (), name="acc")
-    return finish(net, lp.build(net, name="outer"))
+    lp.execution_condition(true_result(outer_body))
+    lp.output(r_y, info("f32", ()), names=["acc"])
+    return finish(net, lp)
 
 
 def test_max_iterations_reaches_nested_loops() -> None:
@@ -126,9 +125,9 @@ def growing_then_failing() -> irtool.Model:
     bad = body.op("Add", "opset1", [hist, body.const(np.zeros(3, np.int64))],
                   {"auto_broadcast": "numpy"}, name="bad_add", shape=(3,))
     r_bad = body.result(bad)
-    net, lp = history_loop(body, i, hist, r_hist)
-    lp.output(r_bad, "i64", (3,), name="bad")
-    return finish(net, lp.build(net, name="grower"))
+    net, lp = history_loop(body, i, hist, r_hist, name="grower")
+    lp.output(r_bad, info("i64", (3,)), names=["bad"])
+    return finish(net, lp)
 
 
 def test_kernel_error_in_a_body_names_the_body_layer_and_iteration() -> None:
@@ -168,9 +167,9 @@ def test_sliced_input_that_runs_out() -> None:
     lp = counted_loop(net, body)
     x = net.param("X", "f32", (3, 2))
     lp.sliced(x, part, 0)
-    lp.condition_output(true_result(body))
-    lp.output(r_part, "f32", (-1, 2), name="parts", axis=0)
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_part, info("f32", (-1, 2)), names=["parts"], axis=0)
+    model = finish(net, lp)
     feeds = {"trip": np.array(5), "cond": np.array(True), "X": np.ones((3, 2), F32)}
     with pytest.raises(ExecutionError, match="only 3 parts"):
         irtool.run(model, feeds)
@@ -186,9 +185,9 @@ def test_zero_iterations_with_an_unknown_concat_shape() -> None:
     lp = counted_loop(net, body)
     vv = net.param("V", "f32", (1, -1))
     lp.invariant(vv, v)
-    lp.condition_output(true_result(body))
-    lp.output(r_v, "f32", (-1, -1), name="scan", axis=0)
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_v, info("f32", (-1, -1)), names=["scan"], axis=0)
+    model = finish(net, lp)
     feeds = {"trip": np.array(0), "cond": np.array(True), "V": np.ones((1, 4), F32)}
     with pytest.raises(ExecutionError, match=r"zero iterations.*not static"):
         irtool.run(model, feeds)
@@ -231,8 +230,14 @@ def if_model(with_else_output: bool = True, cond_shape: tuple = ()) -> irtool.Mo
     ex = e.param("ex", "f32", (2,))
     t_out = t.result(t.op("Add", "opset1", [tx, tx], {"auto_broadcast": "numpy"}))
     e_out = e.result(ex)
-    outs = if_layer(net, c, [x], t, e, [(0, tx)], [(0, ex)], [t_out],
-                    [e_out] if with_else_output else [], [("f32", (2,), "y")])
+    branch = net.if_(c, t, e)
+    branch.then_input(x, tx)
+    branch.else_input(x, ex)
+    branch.output(t_out, e_out, info("f32", (2,)), names=["y"])
+    layer, outs = branch.build()
+    if not with_else_output:
+        layer.port_maps["else_port_map"] = [entry for entry in layer.port_maps["else_port_map"]
+                                            if entry.kind == "input"]
     return finish(net, outs)
 
 

@@ -20,6 +20,7 @@ from support.ir_builders import (
     finish,
     growing_history,
     history_loop,
+    info,
     iterate,
     run_openvino,
     true_result,
@@ -66,13 +67,13 @@ def stacking_loop(unsqueeze_axis: int, concat_axis: int, identity: bool = False,
     lp = counted_loop(net, body)
     a0 = net.param("a0", "f32", (2, 3))
     lp.carried(a0, acc, r_acc)
-    lp.condition_output(true_result(body))
-    lp.output(r_acc, "f32", (2, 3), name="acc")
+    lp.execution_condition(true_result(body))
+    lp.output(r_acc, info("f32", (2, 3)), names=["acc"])
     out_shape = tuple(-1 if d == 1 and k == (concat_axis % 3) else d
                       for k, d in enumerate(u.shape))  # type: ignore[arg-type]
     attrs = {"start": -1, "end": 0, "stride": -1} if stride < 0 else {}
-    lp.output(r_scan, "f32", out_shape, name="scan", axis=concat_axis, **attrs)
-    return finish(net, lp.build(net))
+    lp.output(r_scan, info("f32", out_shape), names=["scan"], axis=concat_axis, **attrs)
+    return finish(net, lp)
 
 
 def stacking_expected(trip: int, unsqueeze_axis: int, concat_axis: int,
@@ -157,10 +158,10 @@ def scalar_scan_loop(unsqueeze_axis: int) -> irtool.Model:
     lp = counted_loop(net, body)
     s0 = net.param("s0", "f32", ())
     lp.carried(s0, s, r_s)
-    lp.condition_output(true_result(body))
-    lp.output(r_s, "f32", (), name="s")
-    lp.output(r_scan, "f32", (-1,), name="scan", axis=0)
-    return finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_s, info("f32", ()), names=["s"])
+    lp.output(r_scan, info("f32", (-1,)), names=["scan"], axis=0)
+    return finish(net, lp)
 
 
 @pytest.mark.parametrize("unsqueeze_axis", [0, -1])
@@ -184,8 +185,8 @@ def growing_scan_loop(unsqueeze_axis: int, concat_axis: int) -> irtool.Model:
     r_hist = body.result(grown)
     r_scan = body.result(unsqueeze(body, grown, unsqueeze_axis))
     net, lp = history_loop(body, i, hist, r_hist)
-    lp.output(r_scan, "i64", (-1, -1), name="scan", axis=concat_axis)
-    return finish(net, lp.build(net))
+    lp.output(r_scan, info("i64", (-1, -1)), names=["scan"], axis=concat_axis)
+    return finish(net, lp)
 
 
 def test_stacking_values_of_different_shapes_falls_back() -> None:
@@ -235,10 +236,10 @@ def gather_loop(x_shape: tuple, axis: int, counter_used: bool = False, const_x: 
     if const_x is None:
         lp.invariant(net.param("X", "f32", x_shape), x)
     lp.current_iteration(i)
-    lp.condition_output(true_result(body))
-    lp.output(r_row, "f32", row_shape, name="row")
-    lp.output(r_scan, "f32", (-1, *row_shape), name="scan", axis=0)
-    return finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_row, info("f32", row_shape), names=["row"])
+    lp.output(r_scan, info("f32", (-1, *row_shape)), names=["scan"], axis=0)
+    return finish(net, lp)
 
 
 def gather_expected(x: np.ndarray, axis: int, trip: int, counter_used: bool = False) -> dict:
@@ -325,9 +326,9 @@ def squeeze_scan(x_shape: tuple, axis: int, squeeze_axis: int | None, ti: bool =
     lp = iterate(net, body, ti)
     lp.sliced(x, part, axis, **slice_attrs)
     lp.carried(s0, s, r_s)
-    lp.output(r_s, "f32", row_shape, name="s")
-    lp.output(r_scan, "f32", (-1, *row_shape), name="scan", axis=0)
-    return finish(net, lp.build(net))
+    lp.output(r_s, info("f32", row_shape), names=["s"])
+    lp.output(r_scan, info("f32", (-1, *row_shape)), names=["scan"], axis=0)
+    return finish(net, lp)
 
 
 def squeeze_expected(x: np.ndarray, axis: int, squeeze_axis: int | None, s0: np.ndarray,
@@ -437,11 +438,11 @@ def swap_loop(through_op: bool) -> irtool.Model:
     lp.carried(p0, p_in, r_p)
     lp.carried(q0, q_in, r_q)
     lp.current_iteration(i)
-    lp.condition_output(true_result(body))
-    lp.output(r_p, "f32", (2,), name="p")
-    lp.output(r_q, "f32", (2,), name="q")
-    lp.output(r_i, "i64", (), name="i")
-    return finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_p, info("f32", (2,)), names=["p"])
+    lp.output(r_q, info("f32", (2,)), names=["q"])
+    lp.output(r_i, info("i64", ()), names=["i"])
+    return finish(net, lp)
 
 
 @pytest.mark.parametrize("trip", [1, 4, 5, 4097])
@@ -472,9 +473,9 @@ def test_constant_false_body_condition_runs_once() -> None:
     lp = counted_loop(net, body)
     a0 = net.param("a0", "f32", ())
     lp.carried(a0, acc, r_acc)
-    lp.condition_output(r_stop)
-    lp.output(r_acc, "f32", (), name="acc")
-    model = finish(net, lp.build(net))
+    lp.execution_condition(r_stop)
+    lp.output(r_acc, info("f32", ()), names=["acc"])
+    model = finish(net, lp)
     assert "cond = False" in iteration(model).source  # a Python bool, no array check
     check(model, feeds(10, a0=np.array(1, F32)), {"acc": np.array(2, F32)})
     check(model, feeds(-1, a0=np.array(1, F32)), {"acc": np.array(2, F32)})
@@ -490,8 +491,8 @@ def test_scan_of_the_iteration_number(trip: int) -> None:
     net = Net()
     lp = counted_loop(net, body)
     lp.current_iteration(i)
-    lp.condition_output(true_result(body))
-    lp.output(r_scan, "i64", (-1,), name="scan", axis=0)
-    model = finish(net, lp.build(net))
+    lp.execution_condition(true_result(body))
+    lp.output(r_scan, info("i64", (-1,)), names=["scan"], axis=0)
+    model = finish(net, lp)
     assert iteration(model).stacking
     check(model, feeds(trip), {"scan": np.arange(trip, dtype=np.int64)}, openvino=trip < 100)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.ir_builders import F32, Net
+from support.ir_builders import F32, Net, info
 
 from irtool.errors import ExecutionError
 from irtool.opset import make_op
@@ -20,13 +20,10 @@ def chain_model() -> Net:
                   name="plus")
     y = net.op("Multiply", "opset1", [plus, x], {"auto_broadcast": "numpy"}, name="y")
     net.result(y)
-    layer = net.graph.add_op("Split", "opset1", [(y.layer, y.port),
-                                                 net.const(np.int64(0)).src],
-                             {"num_splits": "2"}, num_outputs=2, output_names=[["z0"], ["z1"]])
-    for port in layer.outputs:
-        port.dims = (2,)
-    for k in range(2):
-        net.graph.add_op("Result", "opset1", [(layer.id, layer.outputs[k].id)], num_outputs=0)
+    halves = net.builder.op("Split", "opset1", [y, net.const(np.int64(0))], {"num_splits": "2"},
+                            outputs=[info("f32", (2,))] * 2, output_names=[["z0"], ["z1"]])
+    for half in halves:
+        net.result(half)
     return net
 
 

@@ -28,7 +28,7 @@ from support.ov_irs import ONNX_CONTROL_FLOW
 
 import irtool
 from irtool.cli import main as cli_main
-from irtool.ir import ConstData, Graph, Model, constant, element_type
+from irtool.ir import ConstData, GraphBuilder, Model, TensorInfo, element_type
 from irtool.ir.graph import Port
 from irtool.validation import RULES
 
@@ -452,17 +452,14 @@ MODEL_ONLY = {"LAYER_ID_MISMATCH"}
 
 
 def _small_model() -> tuple[Model, dict[str, int]]:
-    g = Graph()
-    x = g.add_op("Parameter", "opset1", [], {"element_type": "f32", "shape": "2"}, name="x")
-    x.outputs[0].precision, x.outputs[0].dims = element_type("f32"), (2,)
-    c = constant(g, np.array([1.0, 2.0], np.float32), name="c")
-    add_ = g.add_op("Add", "opset1", [(x.id, 0), (c.id, 0)], {"auto_broadcast": "numpy"},
-                    name="add")
-    for p in (*add_.inputs, *add_.outputs):
-        p.precision, p.dims = element_type("f32"), (2,)
-    r = g.add_op("Result", "opset1", [(add_.id, 2)], name="r", num_outputs=0)
-    r.inputs[0].precision, r.inputs[0].dims = element_type("f32"), (2,)
-    return Model(g), {"x": x.id, "c": c.id, "add": add_.id, "r": r.id}
+    build = GraphBuilder()
+    f32x2 = TensorInfo(element_type("f32"), (2,))
+    x = build.parameter(f32x2, name="x")
+    c = build.const(np.array([1.0, 2.0], np.float32), name="c")
+    (add_,) = build.op("Add", "opset1", [x, c], {"auto_broadcast": "numpy"}, outputs=[f32x2],
+                       name="add")
+    r = build.result(add_, name="r")
+    return Model(build.graph), {"x": x.layer, "c": c.layer, "add": add_.layer, "r": r.id}
 
 
 def _codes_on(model: Model, layer_id: int) -> set[str]:

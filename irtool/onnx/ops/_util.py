@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.builder import ir_attr
 from ...ir.types import ELEMENT_TYPES, ElementType
 from ...opset import TensorInfo, make_op
-from ..context import NodeContext, Value, ir_attr
+from ..context import NodeContext, Value
 from ..tensor_types import ONNX_TO_ELEMENT_TYPE
 
 I64 = ELEMENT_TYPES["i64"]

@@ -23,7 +23,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ...ir.graph import Graph, Layer, Model, Port, PortMapEntry, constant, format_shape
+from ...ir.builder import GraphBuilder
+from ...ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo, format_shape
 
 # Ops that pass a one-element integer tensor through unchanged in value.
 _SAME_VALUE = ("Convert", "Squeeze", "Unsqueeze", "Reshape")
@@ -181,33 +182,29 @@ def _rewrite(graph: Graph, loop: Layer, body: Graph, entry: PortMapEntry, param_
     dims = param.outputs[0].dims
     assert dims is not None
     sliced_dims = (*dims[:axis], 1, *dims[axis + 1:])
+    builder = GraphBuilder(body)
+    whole = builder.value(param_id, param.outputs[0].id)
+    sliced = TensorInfo(whole.element_type, sliced_dims)
     if shared:
         # X is used whole elsewhere in the body: a second input carries the slices.
         port_id = _add_input(graph, loop, x_src)
-        target = body.add_op("Parameter", "opset1", [], {
-            "shape": format_shape(sliced_dims), "element_type": param.attrs["element_type"]},
-            name=f"{param.name}/slice")
-        entry = PortMapEntry("input", port_id, target.id)
+        target = builder.parameter(sliced, name=f"{param.name}/slice")
+        entry = PortMapEntry("input", port_id, target.layer)
         loop.port_maps["port_map"].append(entry)
     else:
-        target = param
-        target.attrs["shape"] = format_shape(sliced_dims)
-    target.outputs[0].precision = param.outputs[0].precision
-    target.outputs[0].dims = sliced_dims
+        param.attrs["shape"] = format_shape(sliced_dims)
+        param.outputs[0].dims = sliced_dims
+        target = builder.value(param_id, param.outputs[0].id)
     entry.axis, entry.start, entry.end, entry.stride, entry.part_size = axis, 0, -1, 1, 1
-    axes = constant(body, np.array([axis], dtype=np.int64))
-    squeeze = body.add_op("Squeeze", "opset1", [(target.id, target.outputs[0].id),
-                                                (axes.id, axes.outputs[0].id)],
-                          name=gathers[0].name)
-    squeeze.inputs[0].precision, squeeze.inputs[0].dims = target.outputs[0].precision, sliced_dims
-    squeeze.inputs[1].precision, squeeze.inputs[1].dims = axes.outputs[0].precision, (1,)
-    out = squeeze.outputs[0]
-    out.precision, out.dims = gathers[0].outputs[0].precision, gathers[0].outputs[0].dims
-    out.names = tuple(n for g in gathers for n in g.outputs[0].names)
+    row = gathers[0].outputs[0]
+    axes = builder.const(np.array([axis], dtype=np.int64))
+    (out,) = builder.op("Squeeze", "opset1", [target, axes],
+                        outputs=[TensorInfo(row.precision, row.dims)], name=gathers[0].name,
+                        output_names=[[n for g in gathers for n in g.outputs[0].names]])
     for gather in gathers:
         for consumer, port in body.consumers(gather.id, gather.outputs[0].id):
             body.disconnect_input(consumer, port)
-            body.connect(squeeze.id, out.id, consumer, port)
+            body.connect(out.layer, out.port, consumer, port)
         body.remove_layer(gather.id)
 
 
