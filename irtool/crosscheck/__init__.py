@@ -14,11 +14,11 @@ from .backends import (
     Outcome,
 )
 from .check import BackendReport, CheckReport, check
-from .compare import Comparison, compare, default_tolerance
+from .compare import Comparison, compare, compare_outputs, default_tolerance
 from .inputs import CheckInputError, make_inputs
 
 __all__ = [
     "Backend", "BackendReport", "CheckInputError", "CheckReport", "Comparison",
     "IrtoolBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "OpenVINOFrontendBackend",
-    "Outcome", "check", "compare", "default_tolerance", "make_inputs",
+    "Outcome", "check", "compare", "compare_outputs", "default_tolerance", "make_inputs",
 ]

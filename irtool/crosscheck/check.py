@@ -29,7 +29,7 @@ from .backends import (
     Outcome,
     first_line,
 )
-from .compare import Comparison, compare
+from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
 from .isolate import Isolated
 
@@ -173,8 +173,8 @@ def check(model: onnx.ModelProto | str | os.PathLike,
         report = BackendReport(outcome.backend, outcome.error, outcome.seconds)
         if outcome.ok and reference is not None and outcome is not reference:
             report.compared_with = reference.backend
-            report.rows = _compare_all(outputs, outcome.outputs or {}, reference.outputs or {},
-                                       rtol, atol)
+            report.rows = compare_outputs(outputs, outcome.outputs or {},
+                                          reference.outputs or {}, rtol=rtol, atol=atol)
         reports.append(report)
     input_rows = [{"name": n, "dtype": _dtype(v), "shape": list(np.shape(v)),
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
@@ -227,23 +227,6 @@ def _ir_feed(ir_model: Any, proto: onnx.ModelProto,
         elif name in inits:
             out[name] = numpy_helper.to_array(inits[name])
     return out
-
-
-def _compare_all(outputs: list[str], got: Mapping[str, np.ndarray],
-                 ref: Mapping[str, np.ndarray], rtol: float | None,
-                 atol: float | None) -> list[Comparison]:
-    rows = []
-    for name in outputs:
-        if name not in ref:
-            continue  # the reference itself lacks it; nothing to compare with
-        if name not in got:
-            rows.append(Comparison(name, "missing", ref_shape=tuple(np.shape(ref[name]))))
-            continue
-        rows.append(compare(name, got[name], ref[name], rtol=rtol, atol=atol))
-    for name in got:
-        if name not in outputs:
-            rows.append(Comparison(name, "extra", shape=tuple(np.shape(got[name]))))
-    return rows
 
 
 class _ir_dir:  # lower case: used like a function in a with statement

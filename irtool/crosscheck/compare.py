@@ -8,6 +8,7 @@ NaN matches NaN at the same position; an infinity matches the same infinity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -123,6 +124,25 @@ def compare(name: str, actual: Any, reference: Any, *, rtol: float | None = None
     else:
         _compare_exact(row, act, ref)
     return row
+
+
+def compare_outputs(outputs: Sequence[str], got: Mapping[str, Any],
+                    reference: Mapping[str, Any], *, rtol: float | None = None,
+                    atol: float | None = None) -> list[Comparison]:
+    """One ``Comparison`` per output in ``outputs`` that the reference has (``missing`` when
+    ``got`` lacks it), then one ``extra`` row per output only ``got`` has."""
+    rows = []
+    for name in outputs:
+        if name not in reference:
+            continue  # the reference itself lacks it; nothing to compare with
+        if name not in got:
+            rows.append(Comparison(name, "missing", ref_shape=tuple(np.shape(reference[name]))))
+            continue
+        rows.append(compare(name, got[name], reference[name], rtol=rtol, atol=atol))
+    for name in got:
+        if name not in outputs:
+            rows.append(Comparison(name, "extra", shape=tuple(np.shape(got[name]))))
+    return rows
 
 
 def _dtype_name(dtype: np.dtype) -> str:
