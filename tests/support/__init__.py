@@ -1,7 +1,7 @@
 """Helpers shared by the test suites (imported as ``support``; conftest puts tests/ on
 sys.path): IR builders, ONNX model helpers, OpenVINO-written corpora, the opset harness.
 
-``tests/fixtures/`` is for data files only; code lives here."""
+``tests/fixtures/`` is for data files and the scripts that make them; test code lives here."""
 
 from __future__ import annotations
 
