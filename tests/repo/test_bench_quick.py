@@ -41,3 +41,19 @@ def test_deployment_irs_over_two_fixtures() -> None:
     assert rows["cnn_torch"][3] == "clean" and rows["cnn_torch"][6].startswith("match")
     assert rows["gpt2_stateful"][2] == "5"
     assert rows["gpt2_stateful"][6].startswith(("match", "irtool: gpt2_stateful.xml: layer"))
+
+
+def test_exporter_models_rows() -> None:
+    """``bench/exporter_models.py`` prints one row per fixture asked for, every column filled;
+    a fixture irtool handles reads ``ok`` throughout."""
+    bench = REPO / "bench" / "exporter_models.py"
+    proc = subprocess.run([sys.executable, str(bench), "dynamo_cond", "skl_knn_imputer"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {line.split(" | ")[0].strip("| "): [c.strip() for c in line.strip("|").split(" | ")]
+            for line in proc.stdout.splitlines() if line.startswith("| ")}
+    assert rows["fixture"] == ["fixture", "producer", "converts", "irtool", "OV (irtool IR)",
+                               "OV frontend"]
+    assert rows["dynamo_cond"][1:] == ["dynamo", "ok", "ok", "ok", "ok"]
+    assert len(rows["skl_knn_imputer"]) == 6 and all(rows["skl_knn_imputer"])
+    assert "2 fixtures:" in proc.stdout
