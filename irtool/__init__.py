@@ -20,6 +20,7 @@ from .errors import (
     BackendError,
     ConversionError,
     ExecutionError,
+    InternalError,
     IRParseError,
     IRToolError,
     IRValidationError,
@@ -31,6 +32,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
-    "IRToolError", "IRValidationError", "Model", "UnsupportedOpError", "__version__", "check",
-    "convert", "load", "run", "save", "validate",
+    "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
+    "__version__", "check", "convert", "load", "run", "save", "validate",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import api
-from .errors import IRToolError
+from .errors import InternalError, IRToolError
 from .files import check_writable, write_files, write_npz
 
 
@@ -209,12 +209,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("irtool: interrupted", file=sys.stderr)
         return 130
-    except Exception as err:  # never a traceback for users; IRTOOL_DEBUG=1 shows it
-        if os.environ.get("IRTOOL_DEBUG"):
-            raise
-        print(f"irtool {args.command}: internal error: {type(err).__name__}: {err} "
-              "(set IRTOOL_DEBUG=1 for details)", file=sys.stderr)
-        return 3
+    except BrokenPipeError:  # the reader went away (``irtool validate ... | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 128 + 13  # as if killed by SIGPIPE, like other command-line tools
+    except Exception as err:  # irtool's own bug: one line for users, IRTOOL_DEBUG=1 shows more
+        return _internal_error(args.command, err)
+
+
+def _internal_error(command: str, err: Exception) -> int:
+    """Report a bug of irtool's (exit 3): one line, after the traceback under IRTOOL_DEBUG=1."""
+    if os.environ.get("IRTOOL_DEBUG"):
+        import traceback
+
+        traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
+        hint = ""
+    else:
+        hint = " (set IRTOOL_DEBUG=1 for the traceback)"
+    if isinstance(err, InternalError):
+        cause = err.__cause__
+        what = str(err) + (f": {type(cause).__name__}: {cause}" if cause is not None else "")
+    else:
+        what = f"{type(err).__name__}: {err}"
+    what = " ".join(what.split())  # one line, whatever the exception's text holds
+    print(f"irtool {command}: internal error: {what}{hint}", file=sys.stderr)
+    return 3
 
 
 if __name__ == "__main__":

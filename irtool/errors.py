@@ -7,8 +7,8 @@ and *what*, so the command line can print one line that points at the problem.
 from __future__ import annotations
 
 
-class IRToolError(Exception):
-    """Base class of every error irtool raises on purpose.
+class _Located(Exception):
+    """An error that says where (file and line, layer, ONNX node) before what.
 
     ``str(err)`` is the one-line message the CLI prints: the location first,
     then what went wrong.
@@ -41,6 +41,19 @@ class IRToolError(Exception):
         if self.node:
             where.append(f"node {self.node}")
         return f"{': '.join(where)}: {self.message}" if where else self.message
+
+
+class IRToolError(_Located):
+    """Base class of every error irtool raises on purpose: the input is at fault."""
+
+
+class InternalError(_Located):
+    """A bug in irtool, not in its input (the command line exits 3 for it).
+
+    Raised where irtool still knows where it happened (the ONNX node, the layer);
+    the exception that revealed the bug is its ``__cause__``. Deliberately not an
+    ``IRToolError``: code that handles bad input must not swallow irtool's bugs.
+    """
 
 
 class IRParseError(IRToolError):

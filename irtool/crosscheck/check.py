@@ -132,12 +132,14 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
+    from ..onnx import convert_model  # loads onnx: only when a check runs
+
     say = progress or (lambda _msg: None)
     proto, label = _load_onnx(model)
-    feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes)
-
     say("converting to IR")
-    ir_model = _convert(model)
+    # First: a model the converter refuses gets its reason before inputs are made for it.
+    ir_model = convert_model(model)
+    feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes)
 
     with _ir_dir(keep_dir) as folder:
         stem = Path(label).stem if label != "<ModelProto>" else "model"
@@ -199,18 +201,6 @@ def _load_onnx(model: Any) -> tuple[onnx.ModelProto, str]:
     except Exception as err:  # protobuf's DecodeError and friends
         raise ConversionError(f"cannot read the ONNX model: {first_line(err)}",
                               file=str(path)) from None
-
-
-def _convert(model: Any) -> Any:
-    from ..onnx import convert_model
-
-    try:
-        return convert_model(model)
-    except IRToolError:
-        raise
-    except Exception as err:  # a converter bug is still a failed conversion for the user
-        where = None if not isinstance(model, (str, os.PathLike)) else str(model)
-        raise ConversionError(f"conversion crashed: {first_line(err)}", file=where) from err
 
 
 def _ir_feed(ir_model: Any, proto: onnx.ModelProto,

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 _PASS_THROUGH = {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape", "Flatten"}
 
 
+MAX_RANDOM_INPUT_BYTES = 1 << 30
+"""The largest random input a check makes: a larger declared shape is a mistake or a model
+too large for a random cross-check."""
+
+
 class CheckInputError(IRToolError):
     """Inputs for a check that cannot be made or do not fit the model."""
 
@@ -156,6 +161,12 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
             feed[spec.name] = _checked(spec, np.asarray(given[spec.name]))
             continue
         shape = _shape_for(spec, shapes.get(spec.name), default_dim)
+        size = int(np.prod(shape, dtype=object)) * spec.dtype.itemsize
+        if size > MAX_RANDOM_INPUT_BYTES:
+            raise CheckInputError(f"input {spec.name!r} of shape {list(shape)} would take "
+                                  f"{size / 2**30:.3g} GiB of random values (at most "
+                                  f"{MAX_RANDOM_INPUT_BYTES // 2**30} GiB are made); give it "
+                                  "in an .npz or a smaller --shape")
         rng = np.random.default_rng([seed, zlib.crc32(spec.name.encode())])
         if spec.name in conditions and spec.dtype == np.bool_:
             feed[spec.name] = np.ones(shape, dtype=np.bool_)

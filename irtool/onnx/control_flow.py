@@ -185,10 +185,18 @@ def _passthrough_of(scope: Scope, value: Value) -> tuple[int, int]:
     return where
 
 
+def _one_value(ctx: NodeContext, value: Value | None, what: str) -> None:
+    """Refuse a trip count or condition whose declared shape holds more than one value."""
+    if value is not None and value.shape is not None and all(d >= 0 for d in value.shape) \
+            and int(np.prod(value.shape)) != 1:
+        raise ctx.error(f"{what} has shape {list(value.shape)}; it must hold one value")
+
+
 def _trip_count(ctx: NodeContext) -> Value:
     m = ctx.input(0)
     if m is None:
         return ctx.const(np.array([-1], dtype=np.int64))
+    _one_value(ctx, m, "the trip count M (input 0)")
     known = ctx.const_value(m)
     # INT64_MAX is how exporters spell "no limit"; OpenVINO's frontend also maps it to -1.
     if known is not None and known.size == 1 and int(known.reshape(-1)[0]) == INT64_MAX:
@@ -219,6 +227,7 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     trip = _trip_count(ctx)
     initial = [ctx.required_input(2 + i) for i in range(n_carried)]
     given_cond = ctx.input(1)
+    _one_value(ctx, given_cond, "the condition cond (input 1)")
 
     iter_info = tensor_info_from_type(graph.input[0].type)
     iter_shape = iter_info.shape if iter_info is not None and iter_info.shape is not None else ()
@@ -613,7 +622,13 @@ def translate_if(ctx: NodeContext) -> list[Value | None]:
         if t.element_type != e.element_type:
             raise ctx.error(f"output {i} is {t.element_type.name} in then_branch but "
                             f"{e.element_type.name} in else_branch")
-        out_infos.append(refine(union(t.info, e.info), ctx.output_info(i)))
+        both = union(t.info, e.info)
+        if both.shape is None and t.shape is not None and e.shape is not None:
+            # The branches give different ranks (ONNX allows it): the output's rank depends
+            # on the condition, whatever rank the model declares for it.
+            out_infos.append(both)
+        else:
+            out_infos.append(refine(both, ctx.output_info(i)))
     then_results = [_result(then_body.scope, value) for value in then_body.outputs]
     else_results = [_result(else_body.scope, value) for value in else_body.outputs]
     for then_result, else_result, info in zip(then_results, else_results, out_infos):

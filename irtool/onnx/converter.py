@@ -26,13 +26,15 @@ import onnx
 import onnx.inliner
 from onnx import numpy_helper
 
-from ..errors import ConversionError, IRToolError, UnsupportedOpError
+from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
+from .checks import check_model
 from .context import NodeContext, Scope, Value, find_translator, frontend_builder
 from .protos import (
     ONNX_DOMAINS,
+    elem_type_name,
     node_label,
     outer_names,
     subgraphs,
@@ -162,6 +164,7 @@ class Converter:
         from .passes.slice_inputs import slice_loop_inputs
 
         proto = self.proto
+        check_model(proto, self.source)
         self._check_io_types(proto.graph)
         if proto.functions:
             try:
@@ -190,7 +193,9 @@ class Converter:
         if self.slice_inputs:
             slice_loop_inputs(model)
             prune_model(model)
+        refuse_invalid_ir(model, self.source)
         return model
+
 
     def translate_graph(self, graph: onnx.GraphProto, scope: Scope) -> None:
         """Translate the initializers and nodes of ``graph`` into ``scope``.
@@ -210,7 +215,7 @@ class Converter:
         et = ONNX_TO_ELEMENT_TYPE.get(init.data_type)
         if et is None:
             raise self.error(f"initializer {init.name!r} has an unsupported element type "
-                             f"({onnx.TensorProto.DataType.Name(init.data_type)})")
+                             f"({elem_type_name(init.data_type)})")
         try:
             array = numpy_helper.to_array(init)
         except Exception as err:
@@ -276,9 +281,11 @@ class Converter:
                 err.node = ctx.name
                 err.args = (err.format(),)
             raise
-        except Exception as err:  # a translator bug: still name the node, keep the cause
-            raise ConversionError(f"{node.op_type}: translator failed: {type(err).__name__}: "
-                                  f"{err}", file=self.source, node=ctx.name) from err
+        except InternalError:  # from a node of a body this translator converts: named already
+            raise
+        except Exception as err:  # irtool's bug, not the model's: name the node, keep the cause
+            raise InternalError(f"the {node.op_type} translator failed", file=self.source,
+                                node=ctx.name) from err
         if len(values) < len([o for o in node.output if o]):
             values += [None] * (len(node.output) - len(values))
         for name, value in zip(node.output, values):
@@ -318,6 +325,12 @@ class Converter:
             value = scope.lookup(vi.name)
             if value is None:
                 raise self.error(f"graph output {vi.name!r} is not produced by any node")
+            declared = ONNX_TO_ELEMENT_TYPE.get(vi.type.tensor_type.elem_type)
+            if declared is not None and declared != value.element_type:
+                # onnxruntime refuses such a model too; OpenVINO would answer in the other type.
+                raise self.error(f"graph output {vi.name!r} is declared "
+                                 f"{type_name(vi.type)} but computed as "
+                                 f"{value.element_type.name}")
             layer = scope.graph.layer(value.layer)
             port = layer.port(value.port)
             assert port is not None
@@ -331,11 +344,28 @@ class Converter:
                 key = (value.layer, value.port)
             port.names = (vi.name,)
             # Keep the static dims ONNX declares for the output (the port types are
-            # informative for OpenVINO, which infers its own).
-            port.dims = refine(value.info, infos.get(vi.name)).shape
+            # informative for OpenVINO, which infers its own); a rank left open stays open
+            # (e.g. an If whose branches give different ranks).
+            if value.shape is not None:
+                port.dims = refine(value.info, infos.get(vi.name)).shape
             used.add(key)
             result = scope.builder.result(value, name=f"{vi.name}/sink_port_0")
             result.extra["output_names"] = vi.name
+
+
+def refuse_invalid_ir(model: Model, source: str | None = None) -> None:
+    """The IR's own rules, before anyone writes or runs the conversion of ``source``.
+
+    What breaks them slipped past every check of the ONNX model, which is irtool's bug:
+    an ``InternalError`` (exit 3), never a file written or a model returned.
+    """
+    from ..validation.checker import validate_model
+
+    errors = [d for d in validate_model(model) if d.severity == "error"]
+    if errors:
+        first = errors[0].format().split(": ", 1)[1]  # without the "<model>:0" place
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InternalError(f"the converted IR breaks its rules: {first}{more}", file=source)
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
@@ -344,4 +374,4 @@ def _has_external_data(model: onnx.ModelProto) -> bool:
                for t in walk_tensors(model.graph))
 
 
-__all__ = ["Converter", "convert_model"]
+__all__ = ["Converter", "convert_model", "refuse_invalid_ir"]

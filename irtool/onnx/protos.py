@@ -76,12 +76,19 @@ def node_label(node: onnx.NodeProto) -> str:
     return node.name or f"{node.op_type}({', '.join(node.output)})"
 
 
+def elem_type_name(elem_type: int) -> str:
+    """An ONNX element type in words (``float``, ``int64``), or its number if none has it."""
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"element type {elem_type}"
+
+
 def type_name(type_proto: onnx.TypeProto) -> str:
     """An ONNX type in words: ``tensor(float)``, ``sequence of tensor(int64)``..."""
     which = type_proto.WhichOneof("value")
     if which == "tensor_type":
-        et = type_proto.tensor_type.elem_type
-        return f"tensor({onnx.TensorProto.DataType.Name(et).lower()})"
+        return f"tensor({elem_type_name(type_proto.tensor_type.elem_type)})"
     if which == "sequence_type":
         return f"sequence of {type_name(type_proto.sequence_type.elem_type)}"
     if which == "optional_type":

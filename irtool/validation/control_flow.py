@@ -243,10 +243,7 @@ def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_po
     r_ext, r_body = known_rank(ext_port), known_rank(body_port)
     rank = r_ext if r_ext is not None else r_body
     if rank is None:
-        # Only a scalar body value can be concatenated along axis 0 into 1D.
-        if axis not in (0, -1):
-            ctx.add("CONCAT_AXIS", f"{where}: axis={axis} on a value of unknown or scalar rank",
-                    entry.line)
+        # No dims: a scalar or a dynamic rank (IR writes both so); nothing to check.
         return
     if not -rank <= axis < rank:
         ctx.add("CONCAT_AXIS", f"{where}: axis={axis} is outside the rank {rank} of the "

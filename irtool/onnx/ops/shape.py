@@ -146,6 +146,8 @@ def concat(ctx: NodeContext) -> list[Value | None]:
 def split(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     n = len(ctx.node.output)
+    if n == 0:
+        raise ctx.error("has no outputs")
     axis = int(ctx.attr("axis", 0))
     if x.rank is not None:
         axis = norm_axis(ctx, axis, x.rank)
@@ -161,9 +163,10 @@ def split(ctx: NodeContext) -> list[Value | None]:
     outputs = list(range(n))
     if lengths is None:
         dim = x.shape[axis] if x.shape is not None else -1  # type: ignore[index]
-        if ctx.has_attr("num_outputs"):
-            n = int(ctx.attr("num_outputs"))
-            outputs = list(range(n))
+        if ctx.has_attr("num_outputs") and int(ctx.attr("num_outputs")) != n:
+            # Checked before anything is sized by it: num_outputs=3e8 would allocate GBs.
+            raise ctx.error(f"num_outputs is {ctx.attr('num_outputs')} but the node has {n} "
+                            "outputs")
         if dim >= 0 and dim % n:
             # ONNX-18 makes the last chunk the smaller one when the dim does not divide.
             chunk = -(-dim // n)

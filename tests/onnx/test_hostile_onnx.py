@@ -1,0 +1,251 @@
+"""Hostile and invalid ONNX models: refused with one line naming the node or value, exit 1,
+nothing written; irtool's own bugs are exit 3 naming the node; no crash of a library can
+take the process down.
+
+Each model is one finding of a fuzz run over mutated ONNX files: before the fix it
+crashed the process, raised an internal error, ran out of memory, or was converted into
+IR that ``irtool validate`` rejects. Where onnxruntime refuses the model as well, the
+test says so (an independent witness that the model is bad).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from support.conversion import run_onnxruntime, run_openvino
+
+import irtool
+from irtool.cli import main as cli_main
+from irtool.onnx import context as onnx_context
+
+
+def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+           outputs: list[onnx.ValueInfoProto], opset: int = 17) -> onnx.ModelProto:
+    model = h.make_model(h.make_graph(nodes, "g", inputs, outputs),
+                         opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _relu(x: str = "x", y: str = "y", elem: int = T.FLOAT, dims: list[int] | None = None,
+          out_elem: int | None = None) -> onnx.ModelProto:
+    dims = [2] if dims is None else dims
+    return _model([h.make_node("Relu", [x], [y], name="r")],
+                  [h.make_tensor_value_info(x, elem, dims)],
+                  [h.make_tensor_value_info(y, out_elem or elem, dims)])
+
+
+def _renamed(model: onnx.ModelProto, old: bytes, new: bytes) -> bytes:
+    """The serialized model with a name's bytes replaced (protobuf lets any bytes through)."""
+    return model.SerializeToString().replace(old, new)
+
+
+def _split(num_outputs: int, outputs: int) -> onnx.ModelProto:
+    names = [f"y{i}" for i in range(outputs)]
+    return _model([h.make_node("Split", ["x"], names, axis=0, num_outputs=num_outputs,
+                               name="split")],
+                  [h.make_tensor_value_info("x", T.FLOAT, [6])],
+                  [h.make_tensor_value_info(n, T.FLOAT, None) for n in names], opset=18)
+
+
+def _loop_with_trip_count_shape(shape: list[int]) -> onnx.ModelProto:
+    body = h.make_graph(
+        [h.make_node("Identity", ["c_in"], ["c_out"]),
+         h.make_node("Add", ["v_in", "one"], ["v_out"])], "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c_in", T.BOOL, []),
+         h.make_tensor_value_info("v_in", T.FLOAT, [1])],
+        [h.make_tensor_value_info("c_out", T.BOOL, []),
+         h.make_tensor_value_info("v_out", T.FLOAT, [1])],
+        [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+    return _model([h.make_node("Loop", ["M", "c", "v0"], ["v"], body=body, name="loop")],
+                  [h.make_tensor_value_info("M", T.INT64, shape),
+                   h.make_tensor_value_info("c", T.BOOL, []),
+                   h.make_tensor_value_info("v0", T.FLOAT, [1])],
+                  [h.make_tensor_value_info("v", T.FLOAT, [1])])
+
+
+def _truncated() -> bytes:
+    """The first bytes of a model that still parse: ir_version and producer_name, no graph."""
+    model = _relu()
+    model.producer_name = "pytorch"
+    data = model.SerializeToString()
+    for n in range(len(data), 0, -1):
+        try:
+            if not onnx.load_from_string(data[:n]).HasField("graph"):
+                return data[:n]
+        except Exception:
+            continue
+    raise AssertionError("no prefix parses")
+
+
+# name -> (the model or its bytes, words the one-line error must hold, onnxruntime refuses it)
+HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...], bool]] = {
+    "unknown_elem_type": (lambda: _relu(elem=99), ("input 'x'", "element type 99"), True),
+    "invalid_utf8_name": (lambda: _renamed(_relu(x="XXXX"), b"XXXX", b"X\xff\xfeX"),
+                          ("input 'X\\xff\\xfeX'", "not valid UTF-8"), False),
+    "control_char_name": (lambda: _relu(x="x\x01y"), ("input 'x\\x01y'", "U+0001"), False),
+    "truncated_file": (_truncated, ("no ONNX graph",), True),
+    "dim_2_pow_62": (lambda: _relu(dims=[2**62, 2]), ("input 'x'", str(2**62)), False),
+    "dim_negative": (lambda: _relu(dims=[-7, 2]), ("input 'x'", "-7"), False),
+    "output_type_differs": (lambda: _relu(out_elem=T.INT16),
+                            ("output 'y'", "int16", "f32"), True),
+    "trip_count_of_shape_3": (lambda: _loop_with_trip_count_shape([3]),
+                              ("node loop", "trip count", "[3]"), False),
+    "split_num_outputs_huge": (lambda: _split(300_000_000, 2),
+                               ("node split", "num_outputs is 300000000", "2 outputs"), True),
+    "split_num_outputs_zero": (lambda: _split(0, 2), ("node split", "num_outputs is 0"), True),
+    "split_num_outputs_too_many": (lambda: _split(3, 2), ("node split", "num_outputs is 3"),
+                                   True),
+}
+
+
+def _write(tmp_path: Path, name: str) -> Path:
+    made = HOSTILE[name][0]()
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(made if isinstance(made, bytes) else made.SerializeToString())
+    return path
+
+
+def _ort_refuses(path: Path) -> bool:
+    """Does onnxruntime refuse the model, when loading it or running it on zeros?"""
+    import onnxruntime as ort
+
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        dtypes = {"tensor(float)": np.float32, "tensor(int64)": np.int64,
+                  "tensor(bool)": np.bool_}
+        session.run(None, {i.name: np.zeros(i.shape, dtypes[i.type])
+                           for i in session.get_inputs()})
+    except Exception:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_convert_refuses_with_one_line(name: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, name)
+    out = tmp_path / "out"
+    rc = cli_main(["convert", str(path), "-o", str(out / "m.xml")])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"irtool convert: {path}: "), err
+    for words in HOSTILE[name][1]:
+        assert words in lines[0], f"{words!r} not in {lines[0]!r}"
+    assert "internal error" not in err and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, _, ort) in HOSTILE.items() if ort))
+def test_onnxruntime_refuses_these_too(name: str, tmp_path: Path) -> None:
+    """The witness: these models are bad by onnxruntime's reading as well."""
+    assert _ort_refuses(_write(tmp_path, name))
+
+
+@pytest.mark.parametrize("command", ["convert", "inspect", "check"])
+def test_every_onnx_command_refuses_a_bad_name(command: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "invalid_utf8_name")
+    rc = cli_main([command, str(path)])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 1, err
+    assert err[-1].startswith(f"irtool {command}: ") and "not valid UTF-8" in err[-1]
+    assert all(line.endswith("...") for line in err[:-1])  # check's progress lines
+
+
+def test_if_branches_of_different_ranks_compute_what_onnxruntime_does(tmp_path: Path) -> None:
+    """ONNX lets If branches give different ranks (onnxruntime runs them, warning about the
+    declared shape): the IR leaves the output's rank open and validates, and irtool returns
+    onnxruntime's values for either branch. It used to take the declared rank, which one
+    branch contradicts (PORT_MAP_SHAPE). OpenVINO's CPU plugin compiles no If of open rank,
+    from irtool's IR as from its own ONNX frontend."""
+    then = h.make_graph([h.make_node("Constant", [], ["a"],
+                                     value=h.make_tensor("t", T.FLOAT, [2], [1, 2]))],
+                        "then", [], [h.make_tensor_value_info("a", T.FLOAT, [2])])
+    other = h.make_graph([h.make_node("Constant", [], ["b"],
+                                      value=h.make_tensor("e", T.FLOAT, [1, 2], [3, 4]))],
+                         "else", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2])])
+    model = _model([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other,
+                                name="if")],
+                   [h.make_tensor_value_info("c", T.BOOL, [])],
+                   [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    xml = tmp_path / "if.xml"
+    irtool.save(irtool.convert(model), xml)
+    assert [d.format() for d in irtool.validate(xml)] == []
+    for cond in (True, False):
+        feed = {"c": np.array(cond)}
+        want = run_onnxruntime(model, feed)["y"]
+        assert want.ndim == (1 if cond else 2)
+        np.testing.assert_array_equal(irtool.run(xml, feed)["y"], want)
+    onnx.save(model, tmp_path / "if.onnx")
+    for path in (xml, tmp_path / "if.onnx"):
+        with pytest.raises(RuntimeError, match="If operation with dynamic rank"):
+            run_openvino(path, {"c": np.array(True)})
+
+
+def test_a_translator_bug_is_an_internal_error_naming_the_node(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An exception that is not an IRToolError inside a translator is irtool's bug: exit 3,
+    the node named, the cause kept; IRTOOL_DEBUG=1 prints the traceback first."""
+
+    def broken(ctx: onnx_context.NodeContext) -> list:
+        return [None] * (1 // 0)
+
+    monkeypatch.setitem(onnx_context._TRANSLATORS, "Relu", {1: broken})
+    path = tmp_path / "relu.onnx"
+    onnx.save(_relu(), path)
+    with pytest.raises(irtool.InternalError) as info:
+        irtool.convert(path)
+    assert not isinstance(info.value, irtool.IRToolError)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+    rc = cli_main(["convert", str(path), "-o", str(tmp_path / "m.xml")])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert err.splitlines() == [
+        f"irtool convert: internal error: {path}: node r: the Relu translator failed: "
+        "ZeroDivisionError: integer division or modulo by zero "
+        "(set IRTOOL_DEBUG=1 for the traceback)"]
+
+    monkeypatch.setenv("IRTOOL_DEBUG", "1")
+    rc = cli_main(["convert", str(path), "-o", str(tmp_path / "m.xml")])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert err.startswith("Traceback") and "ZeroDivisionError" in err
+    assert err.splitlines()[-1].startswith("irtool convert: internal error: ")
+    assert not (tmp_path / "m.xml").exists()
+
+
+def test_the_converted_ir_is_validated_before_anyone_gets_it() -> None:
+    """The last gate: IR that breaks irtool's own rules never leaves the converter. A good
+    conversion passes it; the same IR with its Relu's input edge removed does not."""
+    from irtool.onnx.converter import refuse_invalid_ir
+
+    model = irtool.convert(_relu())
+    refuse_invalid_ir(model, "m.onnx")
+    relu = next(layer for _, layer in model.graph.walk() if layer.type == "ReLU")
+    model.graph.disconnect_input(relu.id, relu.inputs[0].id)
+    with pytest.raises(irtool.InternalError, match=r"^m\.onnx: the converted IR breaks its "
+                       r"rules: UNCONNECTED_INPUT layer \d+ \"r\""):
+        refuse_invalid_ir(model, "m.onnx")
+
+
+def test_check_refuses_random_inputs_too_large_to_make(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """A declared input of 2**20 x 2**20 floats (4 TiB) is not allocated: one line, exit 1."""
+    path = tmp_path / "big.onnx"
+    onnx.save(_relu(dims=[2**20, 2**20]), path)
+    rc = cli_main(["check", str(path)])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 1
+    assert err[-1].startswith("irtool check: input 'x' of shape [1048576, 1048576] would take "
+                              "4.1e+03 GiB"), err
