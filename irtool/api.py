@@ -78,8 +78,8 @@ def run(
     the order of the model's inputs. ``backend="openvino"`` runs the same IR on
     OpenVINO's CPU runtime instead of irtool's executor. ``max_iterations`` caps
     every loop of the irtool backend: one that would run longer stops with an
-    ``ExecutionError`` naming it (without a cap, a loop with an unbounded trip
-    count stops after ``irtool.runtime.UNBOUNDED_LOOP_CAP`` iterations).
+    ``ExecutionError`` naming it. Without it every loop, whatever its trip count,
+    stops after ``irtool.runtime.DEFAULT_MAX_ITERATIONS`` (10**6) iterations.
     """
     if max_iterations is not None and (isinstance(max_iterations, bool)
                                        or not isinstance(max_iterations, int)

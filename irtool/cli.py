@@ -163,8 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="?", help=".npz of inputs keyed by tensor name")
     p.add_argument("-o", "--output", help=".npz to write outputs to (default: print them)")
     p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool")
-    p.add_argument("--max-iterations", type=int, default=None,
-                   help="stop any loop that would run more iterations than this")
+    p.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                   # The default is irtool.runtime.DEFAULT_MAX_ITERATIONS (a test keeps them
+                   # equal; importing the runtime here would slow every command's start).
+                   help="stop any loop that would run more than N iterations, with an error "
+                        "naming it (default 1,000,000, whatever the trip count)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check IR files against the XSD and the spec's rules")

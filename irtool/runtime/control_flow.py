@@ -52,8 +52,9 @@ from .iteration import (
 from .loopgen import generate
 from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, layer_path
 
-UNBOUNDED_LOOP_CAP = 1_000_000
-"""Iterations a loop with an unbounded trip count may run when no cap is given."""
+DEFAULT_MAX_ITERATIONS = 1_000_000
+"""Iterations any loop may run when no ``max_iterations`` is given: a trip count of 10**12
+is as much a runaway as an unbounded one."""
 
 _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -240,12 +241,12 @@ def _scalar(value: np.ndarray, what: str, kinds: str, layer: Layer, scope: str) 
 
 
 def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip: int | None,
-         cond: bool, cap: int | None, cap_note: str) -> list[np.ndarray]:
+         cond: bool, cap: int, cap_note: str) -> list[np.ndarray]:
     """Iterate ``it.body`` while ``i < trip`` (``None``: unbounded) and ``cond`` holds."""
     bound = trip if trip is not None else sys.maxsize
-    capped = cap is not None and cap < bound
+    capped = cap < bound
     if capped and trip is not None and it.condition is None:
-        raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]  # a plain for loop
+        raise _limit(layer, scope, cap, cap_note)  # a plain for loop: known before it starts
     end = cap if capped else bound
     lim = end if cond else 0
     parts = []
@@ -269,7 +270,7 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
         annotate_iteration(err, f"iteration {i} of {layer_path(layer, scope)}")
         raise err
     if capped and cond and i == cap:  # it would run another iteration
-        raise _limit(layer, scope, cap, cap_note)  # type: ignore[arg-type]
+        raise _limit(layer, scope, cap, cap_note)
     result: list = [None] * it.num_outputs
     for (o, _), last in zip(it.last, lasts):
         if i:
@@ -310,13 +311,11 @@ def _limit(layer: Layer, scope: str, cap: int, note: str) -> ExecutionError:
                  f"({note})")
 
 
-def _cap(options: RunOptions, unbounded: bool) -> tuple[int | None, str]:
+def _cap(options: RunOptions) -> tuple[int, str]:
     if options.max_iterations is not None:
         return options.max_iterations, f"max_iterations={options.max_iterations}"
-    if unbounded:
-        return UNBOUNDED_LOOP_CAP, (f"the trip count is unbounded and no max_iterations was "
-                                    f"given; the default cap is {UNBOUNDED_LOOP_CAP}")
-    return None, ""
+    return DEFAULT_MAX_ITERATIONS, (f"the default cap is {DEFAULT_MAX_ITERATIONS}; "
+                                    "max_iterations (--max-iterations) sets another")
 
 
 # ---------------------------------------------------------------------------
@@ -340,10 +339,9 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
         trip = _scalar(inputs[0], "the trip count (input 0)", "iu", layer, scope)
         cond = _scalar(inputs[1], "the execution condition (input 1)", "b", layer, scope)
-        unbounded = trip < 0  # type: ignore[operator]
-        cap, note = _cap(options, unbounded)
-        return _run(it, layer, scope, inputs, None if unbounded else int(trip), bool(cond), cap,
-                    note)
+        cap, note = _cap(options)
+        return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),  # type: ignore[operator]
+                    bool(cond), cap, note)
 
     loop.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
     return loop
@@ -363,7 +361,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
             raise fail(layer, scope, f"the sliced inputs give different iteration counts: "
                         f"{sorted(counts)}")
         trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
-        cap, note = _cap(options, False)
+        cap, note = _cap(options)
         return _run(it, layer, scope, inputs, trip, True, cap, note)
 
     tensor_iterator.iteration = it  # type: ignore[attr-defined]  # for tests and inspection

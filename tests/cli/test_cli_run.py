@@ -102,6 +102,16 @@ def test_runaway_loop_stops_at_max_iterations(tmp_path: Path) -> None:
     assert_clean_failure(proc, out, '"runaway"', "Loop", "5 iterations", "max_iterations=5")
 
 
+def test_a_trip_count_of_10_to_the_12_stops_at_the_default_cap(loop_xml: Path,
+                                                                tmp_path: Path) -> None:
+    """No --max-iterations: the default cap bounds a finite trip count too (it ran forever)."""
+    inputs = write_inputs(tmp_path / "in.npz", trip=np.array(10**12), cond=np.array(True), a0=A0)
+    out = tmp_path / "out.npz"
+    proc = irtool_cli("run", loop_xml, inputs, "-o", out)
+    assert_clean_failure(proc, out, "Loop", "more than 1000000 iterations", "default cap",
+                         "--max-iterations")
+
+
 def test_max_iterations_large_enough_runs(loop_xml: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.npz"
     proc = irtool_cli("run", loop_xml, good_inputs(tmp_path), "-o", out, "--max-iterations", "4")

@@ -43,16 +43,37 @@ def test_max_iterations_stops_a_runaway_loop() -> None:
     assert "more than 5 iterations" in msg and "max_iterations=5" in msg
 
 
-def test_unbounded_loop_has_a_default_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(control_flow, "UNBOUNDED_LOOP_CAP", 40)
-    with pytest.raises(ExecutionError, match=r"unbounded.*default cap is 40"):
-        Executor(runaway_loop()).run(runaway_feeds())
+@pytest.mark.parametrize("trip", [-1, 10**12])
+def test_every_loop_has_a_default_cap(trip: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unbounded or not: a trip count of 10**12 is as much a runaway (it used to run on)."""
+    monkeypatch.setattr(control_flow, "DEFAULT_MAX_ITERATIONS", 40)
+    feeds = {**runaway_feeds(), "trip": np.array(trip)}
+    with pytest.raises(ExecutionError, match=r"more than 40 iterations \(the default cap is 40; "
+                       r"max_iterations \(--max-iterations\) sets another\)"):
+        Executor(runaway_loop()).run(feeds)
+    # A larger cap lets the same loop run to its own end (the body stops it at 10**12 only).
+    assert Executor(runaway_loop(), max_iterations=50).run(
+        {**feeds, "trip": np.array(45)})["acc"] == 45
 
 
-def test_finite_trip_count_has_no_default_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(control_flow, "UNBOUNDED_LOOP_CAP", 3)
-    out = Executor(counting_loop()).run(FEEDS)
-    np.testing.assert_array_equal(out["acc"], counting_expected(5, True, A0)["acc"])
+def test_a_for_loop_beyond_the_default_cap_stops_before_it_starts() -> None:
+    """With no condition in the body, the trip count alone decides: 10**12 is refused at
+    once, with the real default cap (no waiting for a million iterations)."""
+    assert control_flow.DEFAULT_MAX_ITERATIONS == 1_000_000
+    with pytest.raises(ExecutionError, match="more than 1000000 iterations"):
+        Executor(counting_loop()).run({**FEEDS, "trip": np.array(10**12)})
+    np.testing.assert_array_equal(Executor(counting_loop()).run(FEEDS)["acc"],
+                                  counting_expected(5, True, A0)["acc"])
+
+
+def test_the_help_states_the_default_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    from irtool.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"default {control_flow.DEFAULT_MAX_ITERATIONS:,}, whatever the trip count" \
+        in help_text
 
 
 def test_max_iterations_with_a_finite_trip_count() -> None:
