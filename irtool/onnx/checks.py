@@ -76,7 +76,11 @@ class _Checker:
         self.name(node.name, f"{where}: node name")
         self.name(node.op_type, f"{where}: operator type")
         self.name(node.domain, f"{where}: operator domain")
-        label = node.name or f"{node.op_type}({', '.join(map(str, node.output))})"
+        # The node's name was checked above; its outputs are named in the label as they are
+        # (escaped), since checking them is what follows.
+        label = node.name or _BAD_CHAR.sub(
+            lambda m: f"\\x{ord(m.group()):02x}",
+            f"{node.op_type}({', '.join(map(str, node.output))})")
         for kind, names in (("input", node.input), ("output", node.output)):
             for i, name in enumerate(names):
                 self.name(name, f"{kind} {i}", label)

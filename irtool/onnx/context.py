@@ -182,15 +182,24 @@ class NodeContext:
         """Attribute value: ints, floats, decoded strings, tensors as numpy, GraphProto."""
         for a in self.node.attribute:
             if a.name == name:
-                value = onnx_helper.get_attribute_value(a)
-                if isinstance(value, bytes):
-                    return value.decode()
-                if isinstance(value, list) and value and isinstance(value[0], bytes):
-                    return [v.decode() for v in value]
-                if isinstance(value, onnx.TensorProto):
-                    return onnx.numpy_helper.to_array(value)
+                try:
+                    value = onnx_helper.get_attribute_value(a)
+                    if isinstance(value, bytes):
+                        return value.decode()
+                    if isinstance(value, list) and value and isinstance(value[0], bytes):
+                        return [v.decode() for v in value]
+                    if isinstance(value, onnx.TensorProto):
+                        return self.tensor(value, f"attribute {name!r}")
+                except (ValueError, TypeError) as err:  # undecodable text
+                    text = (str(err).strip().splitlines() or [""])[0]
+                    raise self.error(f"cannot read attribute {name!r}: "
+                                     f"{type(err).__name__}: {text}") from None
                 return value
         return default
+
+    def tensor(self, tensor: onnx.TensorProto, what: str) -> np.ndarray:
+        """A tensor attribute as numpy (see ``tensor_array``)."""
+        return tensor_array(tensor, what, self.error)
 
     def has_attr(self, name: str) -> bool:
         return any(a.name == name for a in self.node.attribute)
@@ -223,6 +232,44 @@ class NodeContext:
 
 
 Translator = Callable[[NodeContext], Sequence[Value | None]]
+MAX_DENSE_BYTES = 1 << 30
+"""The largest array a sparse tensor may expand to: its dims are all a file needs to ask
+for any amount of memory."""
+
+
+def tensor_array(tensor: onnx.TensorProto, what: str,
+                 fail: Callable[[str], Exception]) -> np.ndarray:
+    """``tensor`` as numpy; one its data does not fill, or of an unknown type, raises
+    ``fail(message)`` naming ``what`` instead of numpy's or onnx's own exception."""
+    try:
+        return onnx.numpy_helper.to_array(tensor)
+    except Exception as err:  # ValueError, TypeError, KeyError: numpy_helper's words
+        text = (str(err).strip().splitlines() or [""])[0]
+        raise fail(f"cannot read {what}: {type(err).__name__}: {text}") from None
+
+
+def dense_array(sparse: onnx.SparseTensorProto, fail: Callable[[str], Exception]
+                ) -> np.ndarray:
+    """A sparse tensor (linear or coordinate indices) as a dense array, its size checked
+    before anything is allocated."""
+    values = tensor_array(sparse.values, "a sparse tensor's values", fail)
+    indices = tensor_array(sparse.indices, "a sparse tensor's indices", fail)
+    dims = tuple(sparse.dims)
+    size = int(np.prod(dims, dtype=object))
+    if any(d < 0 for d in dims) or size * values.dtype.itemsize > MAX_DENSE_BYTES:
+        raise fail(f"a sparse tensor of dims {list(dims)} would not fit in "
+                   f"{MAX_DENSE_BYTES >> 30} GiB dense")
+    out = np.zeros(size, dtype=values.dtype)
+    try:
+        if indices.ndim == 2:  # coordinates -> linear indices
+            indices = np.ravel_multi_index(tuple(indices.T), dims) if indices.size else indices
+        out[np.asarray(indices, dtype=np.int64).ravel()] = values.ravel()
+    except (ValueError, IndexError) as err:
+        raise fail(f"a sparse tensor's indices do not fit its dims {list(dims)}: "
+                   f"{err}") from None
+    return out.reshape(dims)
+
+
 _TRANSLATORS: dict[str, dict[int, Translator]] = {}
 
 

@@ -24,14 +24,21 @@ from pathlib import Path
 
 import onnx
 import onnx.inliner
-from onnx import numpy_helper
 
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
 from .checks import check_model
-from .context import NodeContext, Scope, Value, find_translator, frontend_builder
+from .context import (
+    NodeContext,
+    Scope,
+    Value,
+    dense_array,
+    find_translator,
+    frontend_builder,
+    tensor_array,
+)
 from .protos import (
     ONNX_DOMAINS,
     elem_type_name,
@@ -205,7 +212,7 @@ class Converter:
         for init in graph.initializer:
             scope.define(init.name, self._initializer(init, scope))
         for sparse in graph.sparse_initializer:
-            dense = onnx.numpy_helper.to_array(sparse)
+            dense = dense_array(sparse, self.error)
             scope.define(sparse.values.name, scope.builder.const(dense, name=sparse.values.name))
         infos = value_infos(graph)
         for node in self._ordered(graph, scope):
@@ -216,10 +223,7 @@ class Converter:
         if et is None:
             raise self.error(f"initializer {init.name!r} has an unsupported element type "
                              f"({elem_type_name(init.data_type)})")
-        try:
-            array = numpy_helper.to_array(init)
-        except Exception as err:
-            raise self.error(f"cannot read initializer {init.name!r}: {err}") from None
+        array = tensor_array(init, f"initializer {init.name!r}", self.error)
         value = scope.builder.const(array, et, name=init.name)
         port = scope.graph.layer(value.layer).outputs[0]
         port.names = (init.name,)

@@ -84,6 +84,27 @@ def _truncated() -> bytes:
     raise AssertionError("no prefix parses")
 
 
+def _constant(value: onnx.TensorProto | None = None,
+              sparse: onnx.SparseTensorProto | None = None) -> onnx.ModelProto:
+    node = (h.make_node("Constant", [], ["c"], value=value, name="const") if value is not None
+            else h.make_node("Constant", [], ["c"], sparse_value=sparse, name="const"))
+    return _model([node, h.make_node("Identity", ["c"], ["y"])], [],
+                  [h.make_tensor_value_info("y", T.FLOAT, None)])
+
+
+def _tensor(data_type: int, dims: list[int], floats: list[float]) -> onnx.TensorProto:
+    """A TensorProto as a file may hold it (onnx's helper refuses to make these)."""
+    tensor = onnx.TensorProto(name="v", data_type=data_type, dims=dims)
+    tensor.float_data.extend(floats)
+    return tensor
+
+
+def _newline_output() -> onnx.ModelProto:
+    model = _relu()
+    model.graph.node.append(h.make_node("Relu", ["y"], ["new\nline"]))
+    return model
+
+
 # name -> (the model or its bytes, words the one-line error must hold, onnxruntime refuses it)
 HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...], bool]] = {
     "unknown_elem_type": (lambda: _relu(elem=99), ("input 'x'", "element type 99"), True),
@@ -102,6 +123,18 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
     "split_num_outputs_zero": (lambda: _split(0, 2), ("node split", "num_outputs is 0"), True),
     "split_num_outputs_too_many": (lambda: _split(3, 2), ("node split", "num_outputs is 3"),
                                    True),
+    "newline_in_a_node_output": (_newline_output, ("node Relu(new\\x0aline)", "U+000A"),
+                                 False),
+    "constant_of_undefined_type": (
+        lambda: _constant(_tensor(T.UNDEFINED, [1], [])),
+        ("node const", "cannot read value"), True),
+    "constant_whose_data_misses_its_dims": (
+        lambda: _constant(_tensor(T.FLOAT, [3], [1.0])),
+        ("node const", "cannot read value"), True),
+    "sparse_constant_of_2_pow_40_elements": (
+        lambda: _constant(sparse=h.make_sparse_tensor(
+            h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),
+            [2**20, 2**20])), ("node const", "would not fit in 1 GiB"), True),
 }
 
 

@@ -5,10 +5,9 @@ DepthToSpace, SpaceToDepth."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
 from ...opset import TensorInfo
-from ..context import NodeContext, Value, onnx_op
+from ..context import NodeContext, Value, dense_array, onnx_op
 from ._util import (
     I64,
     INT64_MAX,
@@ -377,9 +376,9 @@ def constant(ctx: NodeContext) -> list[Value | None]:
     name = attr.name
     et = None
     if name == "value":
-        array, et = onnx.numpy_helper.to_array(attr.t), onnx_type(ctx, attr.t.data_type)
+        array, et = ctx.tensor(attr.t, "value"), onnx_type(ctx, attr.t.data_type)
     elif name == "sparse_value":
-        array = _dense(attr.sparse_tensor)
+        array = dense_array(attr.sparse_tensor, ctx.error)
         et = onnx_type(ctx, attr.sparse_tensor.values.data_type)
     elif name == "value_float":
         array = np.asarray(attr.f, dtype=np.float32)
@@ -389,25 +388,11 @@ def constant(ctx: NodeContext) -> list[Value | None]:
         array = np.asarray(attr.i, dtype=np.int64)
     elif name == "value_ints":
         array = np.asarray(list(attr.ints), dtype=np.int64)
-    elif name == "value_string":
-        array = np.asarray(attr.s.decode(), dtype=object)
-    elif name == "value_strings":
-        array = np.asarray([s.decode() for s in attr.strings], dtype=object)
+    elif name in ("value_string", "value_strings"):
+        array = np.asarray(ctx.attr(name), dtype=object)
     else:
         raise ctx.error(f"unknown value attribute {name!r}")
     return [ctx.const(array, et)]
-
-
-def _dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
-    """A sparse tensor (linear or coordinate indices) as a dense array."""
-    values = onnx.numpy_helper.to_array(sparse.values)
-    indices = onnx.numpy_helper.to_array(sparse.indices)
-    dims = tuple(sparse.dims)
-    out = np.zeros(int(np.prod(dims)), dtype=values.dtype)
-    if indices.ndim == 2:  # coordinates -> linear indices
-        indices = np.ravel_multi_index(tuple(indices.T), dims) if indices.size else indices
-    out[np.asarray(indices, dtype=np.int64).ravel()] = values.ravel()
-    return out.reshape(dims)
 
 
 @onnx_op("ConstantOfShape", 9, 20, 21, 23, 24, 25)
@@ -418,7 +403,9 @@ def constant_of_shape(ctx: NodeContext) -> list[Value | None]:
     if attr is None:
         scalar = ctx.const(np.float32(0))
     else:
-        array = onnx.numpy_helper.to_array(attr.t)
+        array = ctx.tensor(attr.t, "value")
+        if array.size != 1:
+            raise ctx.error(f"value must hold one element, not {array.size}")
         scalar = ctx.const(array.reshape(()), onnx_type(ctx, attr.t.data_type))
     return [emit1(ctx, "Broadcast", "opset3", [scalar, target], {"mode": "numpy"})]
 
