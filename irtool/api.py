@@ -25,9 +25,20 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike
 
 
-def load(path: PathLike, bin_path: PathLike | None = None) -> Model:
-    """Read an IR ``.xml`` (and its ``.bin``) into a ``Model``."""
-    return read_model(path, bin_path)
+def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = True) -> Model:
+    """Read an IR ``.xml`` (and its ``.bin``) into a ``Model``.
+
+    ``strict`` (the default) refuses every IR that ``validate`` reports an error in: an
+    ``IRValidationError`` whose message is the first error's ``file:line`` diagnostic.
+    ``strict=False`` only parses: it refuses what cannot be read at all (malformed XML,
+    a Const outside the .bin) and keeps whatever else the file says, for tools that
+    look at broken IR.
+    """
+    if not strict:
+        return read_model(path, bin_path)
+    from .validation import load_checked
+
+    return load_checked(path, bin_path)
 
 
 def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
@@ -61,8 +72,6 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
     return convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir)
 
 
-def _as_model(model_or_path: Model | PathLike) -> Model:
-    return model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
 
 
 def run(
@@ -89,7 +98,10 @@ def run(
     if backend == "irtool":
         from .runtime import Executor
 
-        return Executor(_as_model(model_or_path), max_iterations=max_iterations).run(inputs)
+        if isinstance(model_or_path, Model):
+            return Executor(model_or_path, max_iterations=max_iterations).run(inputs)
+        return Executor(load(model_or_path), max_iterations=max_iterations,
+                        check=False).run(inputs)
     if backend == "openvino":
         from .backends.openvino import run_ir
 

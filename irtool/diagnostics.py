@@ -26,11 +26,15 @@ class Diagnostic:
     def format(self) -> str:
         """``file:line: CODE layer <id> "<name>": message`` (the CLI's line format)."""
         loc = f"{self.file or '<model>'}:{self.line if self.line is not None else 0}"
+        return f"{loc}: {self.what()}"
+
+    def what(self) -> str:
+        """The line without its location: ``CODE layer <id> "<name>": message``."""
         layer = ""
         if self.layer_id is not None:
             prefix = f"{self.scope}/" if self.scope else ""
             layer = f' layer {prefix}{self.layer_id} "{self.layer_name or ""}"'
-        return f"{loc}: {self.code}{layer}: {self.message}"
+        return f"{self.code}{layer}: {self.message}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -6,6 +6,10 @@ and *what*, so the command line can print one line that points at the problem.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .diagnostics import Diagnostic
+
 
 class _Located(Exception):
     """An error that says where (file and line, layer, ONNX node) before what.
@@ -61,7 +65,25 @@ class IRParseError(IRToolError):
 
 
 class IRValidationError(IRToolError):
-    """An IR that breaks the rules of the spec (raised when a caller asks for it)."""
+    """An IR that breaks the rules of the spec: what ``load`` (strict, the default) and the
+    runtime raise instead of reading or running it. ``diagnostics`` holds every error
+    ``validate`` reports; the message is the first one's line, as ``validate`` prints it."""
+
+    diagnostics: list[Diagnostic]
+
+    @classmethod
+    def from_diagnostics(cls, errors: Sequence[Diagnostic]) -> IRValidationError:
+        if not errors:
+            err = cls("the IR could not be read")
+            err.diagnostics = []
+            return err
+        first = errors[0]
+        text = first.what()
+        if len(errors) > 1:
+            text += f" (and {len(errors) - 1} more error(s): irtool validate lists them all)"
+        err = cls(text, file=first.file or "<model>", line=first.line or 0)
+        err.diagnostics = list(errors)
+        return err
 
 
 class ConversionError(IRToolError):

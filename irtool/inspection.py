@@ -30,17 +30,21 @@ _MAX_SHOWN_VALUES = 8
 
 
 def load_for_inspect(path: str | os.PathLike) -> tuple[Model, str | None]:
-    """The IR to inspect and, for ONNX input, a note saying it was converted first."""
-    from .ir import read_model
+    """The IR to inspect and, for ONNX input, a note saying it was converted first.
+
+    Only IR the validator finds no error in is inspected (``IRValidationError``
+    otherwise, naming the first error as ``irtool validate`` does).
+    """
     from .onnx import convert_model
+    from .validation import check_model, load_checked
 
     p = Path(path)
     if p.suffix.lower() == ".onnx":
         if not p.is_file():
             raise IRToolError("no such ONNX file", file=str(p))
-        return (convert_model(p),
+        return (check_model(convert_model(p)),
                 f"{p} is ONNX: converted to IR with irtool first; this is that IR")
-    return read_model(p), None
+    return load_checked(p), None
 
 
 # -- words ------------------------------------------------------------------------------------

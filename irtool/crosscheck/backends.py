@@ -121,13 +121,16 @@ class IrtoolBackend(Backend):
         self.max_iterations = max_iterations
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
-        from ..ir import Model, read_model
+        from ..ir import Model
         from ..runtime import Executor
+        from ..validation import load_checked
 
         model = self.model_or_path
-        if not isinstance(model, Model):
-            model = read_model(model)
-        executor = Executor(model, max_iterations=self.max_iterations)
+        if isinstance(model, Model):
+            executor = Executor(model, max_iterations=self.max_iterations)
+        else:
+            executor = Executor(load_checked(model), max_iterations=self.max_iterations,
+                                check=False)
         feed = {n: inputs[n] for n in executor.input_names if n in inputs}
         return executor.run(feed)
 

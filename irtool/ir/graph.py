@@ -432,14 +432,14 @@ class Model:
 
     def input_names(self) -> list[str]:
         """Tensor names of the model inputs (first name of each Parameter's port)."""
-        return [tensor_name(p, p.outputs[0]) for p in self.inputs]
+        return [tensor_name(p, p.outputs[0] if p.outputs else None) for p in self.inputs]
 
     def output_names(self) -> list[str]:
         """Tensor names of the model outputs (the names of the port feeding each Result)."""
         names = []
         for r in self.outputs:
-            src = self.graph.source(r.id, r.inputs[0].id)
-            port = self.graph.layer(src[0]).port(src[1]) if src else None
+            src = self.graph.source(r.id, r.inputs[0].id) if r.inputs else None
+            port = self.graph.layer(src[0]).port(src[1]) if src and src[0] in self.graph else None
             names.append(tensor_name(r, port))
         return names
 

@@ -88,6 +88,7 @@ class _Reader:
         model = Model(graph=Graph(), name=root.get("name", "model"), version=version)
         graph_el = root
         model.graph = self.graph(graph_el, "")
+        model.graph.rt_info = None  # <net>'s own rt_info is the model's (read below)
         for child in root:
             if child.tag in ("layers", "edges"):
                 continue
@@ -379,6 +380,40 @@ def default_bin_path(xml_path: str | os.PathLike) -> Path:
     return Path(xml_path).with_suffix(".bin")
 
 
+def open_weights(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+                 ) -> bytes | mmap.mmap | None:
+    """The weights beside ``xml_path`` (``bin_path``, default: same stem ``.bin``), mapped
+    read-only; None when the default .bin does not exist (fine when no Const needs one)."""
+    file = str(xml_path)
+    bpath = Path(bin_path) if bin_path is not None else default_bin_path(xml_path)
+    if not bpath.exists():
+        if bin_path is not None:
+            raise IRParseError(f"weights file {bpath} does not exist", file=file)
+        return None
+    try:
+        return read_bin(bpath)
+    except OSError as err:
+        raise IRParseError(f"cannot read weights {bpath}: {err.strerror}", file=file) from None
+
+
+def read_xml_file(xml_path: str | os.PathLike) -> etree._Element:
+    """Parse an IR ``.xml`` file safely (see ``parse_xml``)."""
+    file = str(xml_path)
+    try:
+        data = Path(xml_path).read_bytes()
+    except OSError as err:
+        raise IRParseError(f"cannot read: {err.strerror}", file=file) from None
+    return parse_xml(data, file)
+
+
+def model_from_xml(root: etree._Element, weights: bytes | memoryview | mmap.mmap | None, *,
+                   file: str, problems: list[Diagnostic] | None = None) -> Model:
+    """The ``Model`` an already parsed IR XML tree describes (``problems``: see module)."""
+    model = _Reader(file, weights, problems).model(root)
+    model.path = file
+    return model
+
+
 def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None, *,
                problems: list[Diagnostic] | None = None) -> Model:
     """Read ``xml_path`` and its weights (``bin_path``, default: same stem ``.bin``).
@@ -387,25 +422,9 @@ def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None =
     problems are collected there instead of raised (XML that does not parse
     still raises: there is nothing to go on).
     """
-    xml_path = Path(xml_path)
-    file = str(xml_path)
-    try:
-        data = xml_path.read_bytes()
-    except OSError as err:
-        raise IRParseError(f"cannot read: {err.strerror}", file=file) from None
-    root = parse_xml(data, file)
-    bpath = Path(bin_path) if bin_path is not None else default_bin_path(xml_path)
-    weights: bytes | mmap.mmap | None = None
-    if bpath.exists():
-        try:
-            weights = read_bin(bpath)
-        except OSError as err:
-            raise IRParseError(f"cannot read weights {bpath}: {err.strerror}", file=file) from None
-    elif bin_path is not None:
-        raise IRParseError(f"weights file {bpath} does not exist", file=file)
-    model = _Reader(file, weights, problems).model(root)
-    model.path = file
-    return model
+    root = read_xml_file(xml_path)
+    weights = open_weights(xml_path, bin_path)
+    return model_from_xml(root, weights, file=str(xml_path), problems=problems)
 
 
 def read_model_bytes(xml: bytes, weights: bytes | None = None, *, file: str = "<memory>",

@@ -9,18 +9,26 @@ import numpy as np
 
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Model
+from ..validation import check_model
 from .plan import Plan, RunOptions, compile_graph
 
 
 class Executor:
     """Compiles ``model`` once; ``run`` may then be called many times.
 
-    Subclass and override ``run_plan`` to observe or change execution.
+    The model must pass the validator's rules (``IRValidationError`` otherwise, naming
+    the first error as ``validate`` does). ``check=False`` skips that: for a caller that
+    has just validated the model (``irtool.load`` does), or that wants to see what the
+    runtime itself makes of IR the validator refuses. Subclass and override
+    ``run_plan`` to observe or change execution.
     """
 
-    def __init__(self, model: Model, *, max_iterations: int | None = None) -> None:
+    def __init__(self, model: Model, *, max_iterations: int | None = None,
+                 check: bool = True) -> None:
         self.model = model
         self.options = RunOptions(max_iterations=max_iterations)
+        if check:
+            check_model(model)
         try:
             self.plan: Plan = compile_graph(model.graph, "", self.options)
         except IRToolError as err:

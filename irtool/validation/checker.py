@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..diagnostics import Diagnostic
-from ..errors import IRParseError
+from ..errors import IRParseError, IRValidationError
 from ..ir import xml_reader
 from ..ir.graph import Graph, Model
 from .codes import severity
@@ -48,37 +48,69 @@ def _file_problem(code: str, message: str, file: str, line: int | None = None) -
     return Diagnostic(code, message, file, line, severity=severity(code))
 
 
-def validate_file(path: str | os.PathLike) -> list[Diagnostic]:
-    """Parse safely, check against the XSD, read leniently, run the semantic rules."""
+def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+               ) -> tuple[Model | None, list[Diagnostic]]:
+    """Parse safely (once), check against the XSD, read leniently, run the semantic rules.
+
+    Returns the model read (None when the file could not be read at all) and every
+    diagnostic, in the order ``irtool validate`` prints them.
+    """
     file = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        return [_file_problem("FILE_UNREADABLE", f"cannot read: {err.strerror or err}", file)]
+        return None, [_file_problem("FILE_UNREADABLE", f"cannot read: {err.strerror or err}",
+                                    file)]
     try:
         xml_reader._reject_dtd(data, file)
     except IRParseError as err:
-        return [_file_problem("XML_DTD", err.message, file, err.line)]
+        return None, [_file_problem("XML_DTD", err.message, file, err.line)]
     try:
         root = xml_reader.parse_xml(data, file)
     except IRParseError as err:
-        return [_file_problem("XML_MALFORMED", err.message, file, err.line)]
+        return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
     del data
     try:
         version = int(root.get("version", "11"))
     except ValueError:
         version = 11
     diagnostics = xsd_diagnostics(root, file, version if version in (10, 11) else 11)
-    del root
     problems: list[Diagnostic] = []
     try:
-        model = xml_reader.read_model(path, problems=problems)
-    except IRParseError as err:  # the .bin cannot be read, or the file changed under us
-        return [*diagnostics, *problems,
-                _file_problem("FILE_UNREADABLE", err.message, file, err.line)]
+        weights = xml_reader.open_weights(path, bin_path)
+        model = xml_reader.model_from_xml(root, weights, file=file, problems=problems)
+    except IRParseError as err:  # the .bin cannot be read
+        return None, [*diagnostics, *problems,
+                      _file_problem("FILE_UNREADABLE", err.message, file, err.line)]
+    del root
     for problem in problems:
         if problem.severity != severity(problem.code):
             problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
         diagnostics.append(problem)
     diagnostics += validate_model(model, file=file, earlier=problems)
-    return diagnostics
+    return model, diagnostics
+
+
+def validate_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+                  ) -> list[Diagnostic]:
+    """Every diagnostic of an IR file (see ``check_file``)."""
+    return check_file(path, bin_path)[1]
+
+
+def load_checked(path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> Model:
+    """The model in ``path`` if ``validate`` finds no error in it, else
+    ``IRValidationError`` (its message is the first error's diagnostic line)."""
+    model, diagnostics = check_file(path, bin_path)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors or model is None:
+        raise IRValidationError.from_diagnostics(errors)
+    return model
+
+
+def check_model(model: Model) -> Model:
+    """``model`` itself if the semantic rules find no error in it, else
+    ``IRValidationError`` naming the first (for models built in memory)."""
+    errors = [d for d in validate_model(model, file=model.path) if d.severity == "error"]
+    if errors:
+        raise IRValidationError.from_diagnostics(errors)
+    return model

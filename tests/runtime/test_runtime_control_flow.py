@@ -25,10 +25,23 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.errors import ExecutionError
+from irtool.errors import ExecutionError, IRValidationError
 from irtool.runtime import Executor, control_flow
 
 FEEDS = {"trip": np.array(5), "cond": np.array(True), "a0": A0}
+
+
+def refused(model: irtool.Model, code: str, layer: str) -> None:
+    """The gate refuses ``model`` before the runtime sees it, with the validator's line."""
+    with pytest.raises(IRValidationError) as info:
+        Executor(model)
+    assert f"{code} layer {layer}" in str(info.value), str(info.value)
+    assert code in {d.code for d in irtool.validate(model)}
+
+
+def unchecked_run(model: irtool.Model, feeds: dict) -> dict:
+    """What the runtime itself does with ``model`` when the gate is skipped."""
+    return Executor(model, check=False).run(feeds)
 
 
 def runaway_feeds() -> dict:
@@ -130,8 +143,9 @@ def test_bad_trip_count_or_condition(name: str, value: np.ndarray, words: list[s
                           trip_shape=value.shape if name == "trip" else (),
                           cond_shape=value.shape if name == "cond" else ())
     feeds = dict(FEEDS, **{name: value})
-    with pytest.raises(ExecutionError) as info:
-        irtool.run(model, feeds)
+    refused(model, "LOOP_TRIP_COUNT" if name == "trip" else "LOOP_CONDITION", "3 \"Loop_3\"")
+    with pytest.raises(ExecutionError) as info:  # the runtime checks the value itself too
+        unchecked_run(model, feeds)
     msg = str(info.value)
     assert "(Loop-opset5)" in msg
     for word in words:
@@ -221,16 +235,18 @@ def test_body_parameter_without_port_map_entry() -> None:
     loop = model.graph.layers_of_type("Loop")[0]
     entries = loop.port_maps["port_map"]
     loop.port_maps["port_map"] = [e for e in entries if e.purpose != "current_iteration"]
+    refused(model, "PARAMETER_UNMAPPED", '3/body/0 "i"')
     with pytest.raises(ExecutionError, match=r'body Parameter .* "i" has no port_map input'):
-        Executor(model)
+        Executor(model, check=False)
 
 
 def test_port_map_naming_a_missing_body_layer() -> None:
     model = counting_loop()
     loop = model.graph.layers_of_type("Loop")[0]
     loop.port_maps["port_map"][0].internal_layer_id = 99
+    refused(model, "PORT_MAP_UNKNOWN_LAYER", '3 "Loop_3"')
     with pytest.raises(ExecutionError, match="body layer 99, which is not a body Parameter"):
-        Executor(model)
+        Executor(model, check=False)
 
 
 def test_output_without_port_map_entry() -> None:
@@ -238,8 +254,9 @@ def test_output_without_port_map_entry() -> None:
     loop = model.graph.layers_of_type("Loop")[0]
     loop.port_maps["port_map"] = [e for e in loop.port_maps["port_map"]
                                   if e.kind == "input" or e.purpose]
+    refused(model, "OUTPUT_UNMAPPED", '3 "Loop_3"')
     with pytest.raises(ExecutionError, match=r"output port\(s\) 3, 4 have no port_map output"):
-        Executor(model)
+        Executor(model, check=False)
 
 
 def if_model(with_else_output: bool = True, cond_shape: tuple = ()) -> irtool.Model:
@@ -270,15 +287,17 @@ def test_if_picks_a_branch() -> None:
 
 
 def test_if_branch_without_an_output_mapping() -> None:
+    refused(if_model(with_else_output=False), "OUTPUT_UNMAPPED", '2 "If_2"')
     with pytest.raises(ExecutionError, match="output port 2 has no else_port_map output"):
-        Executor(if_model(with_else_output=False))
+        Executor(if_model(with_else_output=False), check=False)
 
 
 def test_if_condition_must_be_boolean() -> None:
     model = if_model()
     model.graph.layer(0).attrs["element_type"] = "i64"
+    refused(model, "ATTR_PORT_MISMATCH", '0 "c"')
     with pytest.raises(ExecutionError, match=r"condition .* boolean"):
-        irtool.run(model, {"c": np.array(1), "x": np.zeros(2, F32)})
+        unchecked_run(model, {"c": np.array(1), "x": np.zeros(2, F32)})
 
 
 def test_body_condition_must_be_boolean() -> None:
@@ -290,8 +309,9 @@ def test_body_condition_must_be_boolean() -> None:
     acc_result = next(e.from_layer for e in loop.back_edges)
     cond_entry.internal_layer_id = acc_result
     assert body.layer(acc_result).type == "Result"
+    refused(model, "LOOP_BODY_CONDITION", '3 "Loop_3"')
     with pytest.raises(ExecutionError, match=r"body's execution condition .* float32\[2\]"):
-        irtool.run(model, FEEDS)
+        unchecked_run(model, FEEDS)
 
 
 def test_executor_reuses_the_compiled_plan() -> None:

@@ -352,6 +352,22 @@ CASES: list[Case] = [
          IF, f"{IF}/input/port[@id='0']"),
     Case("IF_BRANCH_MISMATCH", "if", drop(f"{IF}/else_port_map/output"), IF, IF, name="count"),
     Case("IF_BRANCH_MISMATCH", "if", _else_f16, IF, IF, name="type"),
+    # IR that validate rejected but the runtime or inspect once tripped over (issue 11)
+    Case("EDGE_UNKNOWN_PORT", "loop",
+         set_attr("/net/edges/edge[@to-layer='3'][@to-port='2']", to__port="3"), LOOP,
+         "/net/edges/edge[@to-layer='3'][@to-port='3']", name="into-an-output-port",
+         says="is an output port"),
+    Case("PORT_COUNT", "loop", drop(f"{top('y')}/output"), top("y"), top("y"),
+         name="Parameter-without-port"),
+    Case("PORT_COUNT", "loop", drop(f"{body('x')}/output"), body("x"), body("x"),
+         name="Const-without-port"),
+    Case("ELEMENT_TYPE", "loop", set_attr(f"{top('y')}/output/port", precision="x"), top("y"),
+         f"{top('y')}/output/port", name="port-precision-x"),
+    Case("EDGE_UNKNOWN_PORT", "loop", drop(f"{body('scan_out')}/input"), body("scan_out"),
+         None, name="body-layer-without-input-port"),
+    Case("ATTR_PORT_MISMATCH", "loop", set_attr(f"{top('y')}/data", element_type="bf16"),
+         top("y"), f"{top('y')}/output/port", name="bf16-Parameter-f32-port",
+         says="element_type bf16 but the output port says f32"),
 ]
 
 
@@ -412,6 +428,26 @@ def test_rule_bites(case: Case, ov_control_flow_irs: dict[str, Path], tmp_path: 
                      re.MULTILINE), out.out
     if errors:
         assert "error(s)" in out.err
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if RULES[c.code].severity == "error"],
+                         ids=lambda c: c.id)
+def test_the_gate_refuses_what_validate_rejects(case: Case, ov_control_flow_irs: dict[str, Path],
+                                               tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``load`` (strict), ``run`` and ``inspect`` refuse every IR ``validate`` calls wrong,
+    with validate's first error line; nothing reaches the runtime or the inspector."""
+    xml, _ = build(case, ov_control_flow_irs, tmp_path)
+    first = next(d for d in irtool.validate(xml) if d.severity == "error")
+    with pytest.raises(irtool.IRValidationError) as info:
+        irtool.load(xml)
+    assert str(info.value).startswith(first.format()), (str(info.value), first.format())
+    assert case.code in {d.code for d in info.value.diagnostics}
+    for command in ("run", "inspect"):
+        assert cli_main([command, str(xml)]) == 1
+        out = capsys.readouterr()
+        assert out.err.startswith(f"irtool {command}: {first.format()}"), out.err
+        assert out.err.count("\n") == 1 and not out.out
 
 
 def test_every_code_has_a_mutation() -> None:
