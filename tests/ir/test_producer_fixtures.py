@@ -41,14 +41,6 @@ _READ_VALUE = ("(ReadValue-opset6): operation ReadValue-opset6 is not supported 
                "runtime")
 
 KNOWN_GAPS: dict[str, str] = {
-    # The copy irtool saves: model-level <rt_info> written twice (XSD rejects the second).
-    **{f"round_trip/{name}": f"XML: line 2 vs 2: net: 3 child elements != 4; only the second "
-                             f"has <rt_info> at line {line}"
-       for name, line in {"cnn_torchscript": 468, "cnn_v10": 467, "cnn_int8_fq": 1007,
-                          "mlp_bf16": 169, "gpt2_stateful": 3276, "llama_stateful": 5783,
-                          "llama_optimum_int4": 8118, "llama_nncf_fp8": 7370,
-                          "t5_encoder": 3746, "t5_decoder": 6684, "whisper_encoder": 888,
-                          "whisper_decoder": 4126, "tokenizer": 782}.items()},
     # Layer-level <rt_info> moved before <data>.
     **{f"round_trip/{name}": f"XML: line {line} vs {line}: net/layers/layer[id={layer}]/data: "
                              f"{_LAYER_RT_INFO_FIRST}"
