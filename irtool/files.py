@@ -8,16 +8,22 @@ so a failure leaves neither a partial file nor a folder created for it.
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 import zipfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
 
 from .errors import IRToolError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no locks, no sweep of killed writes' files
+    fcntl = None  # type: ignore[assignment]
 
 PathLike = str | os.PathLike
 
@@ -54,6 +60,53 @@ def check_writable(path: PathLike) -> None:
 
 
 @contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on the directory itself, so no lock
+    file is left behind): saves into one folder create, sweep and rename their temporaries
+    one at a time. Where ``fcntl`` does not exist (Windows) this does nothing."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        with suppress(OSError):  # a file system without flock (some NFS): no lock
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _temporary(path: Path) -> tuple[Path, int]:
+    """A new temporary beside ``path``, locked (``flock``) for as long as its descriptor
+    is open: a temporary nobody holds is left over from a killed writer."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if fcntl is not None:
+        with suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    return Path(tmp), fd
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temporaries a killed write to ``path`` left behind (call under the folder
+    lock): those whose lock nobody holds any more."""
+    if fcntl is None:
+        return
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            fd = os.open(tmp, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live writer holds it
+        else:
+            tmp.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+
+@contextmanager
 def replacing(*targets: PathLike) -> Iterator[tuple[Path, ...]]:
     """Temporary paths, one beside each target, for the block to write.
 
@@ -61,6 +114,11 @@ def replacing(*targets: PathLike) -> Iterator[tuple[Path, ...]]:
     file readers look for first, such as an IR's ``.xml``, last); when it raises, the
     temporaries and any folder created for them are removed. OS errors become an
     ``IRToolError`` naming the file.
+
+    Concurrent writers to the same targets (threads or processes) end with one whole
+    set: the renames of one set happen under a lock on the folder, so two sets never
+    interleave. Temporaries left by a writer that was killed are removed by the next
+    write to the same target.
     """
     paths = [Path(t) for t in targets]
     for path in paths:  # checked first: renaming onto a folder would fail halfway through
@@ -68,28 +126,45 @@ def replacing(*targets: PathLike) -> Iterator[tuple[Path, ...]]:
             raise IRToolError("is a folder, not a file", file=str(path))
     created: list[Path] = []
     temporaries: list[Path] = []
+    made: dict[Path, tuple[Path, int]] = {}  # target -> its temporary and that one's lock
     try:
         for path in paths:
             created += _make_folders(path.parent)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-            temporaries.append(Path(tmp))
+        for folder in _folders(paths):
+            # Under the lock, so that no sweep sees a temporary before it is locked.
+            with _folder_lock(folder):
+                for path in paths:
+                    if path.parent.resolve() == folder:
+                        _sweep(path)
+                        made[path] = _temporary(path)
+        temporaries = [made[path][0] for path in paths]
         yield tuple(temporaries)
-        for tmp, path in zip(temporaries, paths):
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
-            os.replace(tmp, path)
+        mode = 0o666 & ~_umask()  # mkstemp makes 0600; outputs get the usual mode
+        for tmp in temporaries:
+            os.chmod(tmp, mode)
+        with ExitStack() as locks:
+            for folder in _folders(paths):
+                locks.enter_context(_folder_lock(folder))
+            for tmp, path in zip(temporaries, paths):
+                os.replace(tmp, path)
         created.clear()
     except OSError as err:
         targets_of = {str(tmp): path for tmp, path in zip(temporaries, paths)}
         where = targets_of.get(str(err.filename), err.filename or paths[-1])
         raise IRToolError(f"cannot write: {err.strerror}", file=str(where)) from None
     finally:
-        for tmp in temporaries:
+        for tmp, fd in made.values():
             tmp.unlink(missing_ok=True)
+            os.close(fd)
         # Only when failing (else cleared): deepest first, and only if still empty.
         for folder in sorted(created, key=lambda f: len(f.parts), reverse=True):
             with suppress(OSError):
                 folder.rmdir()
+
+
+def _folders(paths: list[Path]) -> list[Path]:
+    """The distinct folders of ``paths``, in one fixed order (locks are taken in it)."""
+    return sorted({p.parent.resolve() for p in paths}, key=str)
 
 
 def write_files(contents: Mapping[PathLike, bytes]) -> None:

@@ -53,6 +53,10 @@ CONST_DATA                   error    a Const without data, offset or size
 CONST_OUT_OF_BOUNDS          error    a Const's bytes lie beyond the end of the .bin
 CONST_SIZE                   error    a Const's size is not element count x bit width
 CONST_SHAPE                  error    a Const shape that is not static
+BIN_SIZE                     error    the .bin is longer than the Consts' bytes reach (OpenVINO
+                                      and irtool write it exactly): another model's weights
+BIN_MISMATCH                 error    irtool's record of the weights (rt_info irtool_weights)
+                                      says the .bin is not the one saved with this .xml
 BODY_MISSING                 error    Loop/TensorIterator without <body>, If without
                                       <then_body> or <else_body>
 PORT_MAP_UNKNOWN_LAYER       error    internal_layer_id names no layer of the body

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from .weights import RECORD_TAG
 from .xml_reader import default_bin_path, parse_xml
 
 PathLike = str | os.PathLike
@@ -74,12 +75,25 @@ def _element_difference(a: etree._Element, b: etree._Element, attribute_order: b
     return None
 
 
+def _drop_weights_record(root: etree._Element) -> None:
+    """Remove the record of the weights irtool adds on save (``irtool.ir.weights``), and the
+    model ``<rt_info>`` if it held nothing else: it describes the .bin, not the model."""
+    for info in root.findall("rt_info"):
+        for record in info.findall(RECORD_TAG):
+            info.remove(record)
+        if len(info) == 0 and not _text(info.text) and not info.attrib:
+            root.remove(info)
+
+
 def xml_difference(a: PathLike | bytes, b: PathLike | bytes, *,
                    attribute_order: bool = False) -> str | None:
     """None when the two IR XML documents (paths or bytes) are canonically equal, else a
-    one-line description of the first difference (both line numbers and the element path)."""
+    one-line description of the first difference (both line numbers and the element path).
+    irtool's record of the weights in the model's ``<rt_info>`` does not count."""
     root_a, _ = _root(a)
     root_b, _ = _root(b)
+    for root in (root_a, root_b):
+        _drop_weights_record(root)
     return _element_difference(root_a, root_b, attribute_order)
 
 

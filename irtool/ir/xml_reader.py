@@ -33,6 +33,7 @@ from .graph import (
     split_names,
 )
 from .types import element_type
+from .weights import split_record
 
 MAX_XML_BYTES = 1 << 31
 MAX_DIM = 1 << 40  # larger than any real tensor dimension; anything above is corrupt input
@@ -93,7 +94,7 @@ class _Reader:
             if child.tag in ("layers", "edges"):
                 continue
             if child.tag == "rt_info":
-                model.rt_info = [rt_node(c) for c in child]
+                model.rt_info, model.weights_record = split_record([rt_node(c) for c in child])
             elif isinstance(child.tag, str):
                 model.unknown.append(rt_node(child))
         return model

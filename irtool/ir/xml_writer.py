@@ -3,8 +3,10 @@
 Same model -> same bytes: layers and edges in their stored order, attributes
 in their stored order, constants laid out in the order they are met (depth
 first through bodies), identical constant payloads stored once.
-Both files are written to temporaries in the target folder and renamed into
-place only when both are complete, so a failed save leaves nothing behind.
+The model's ``<rt_info>`` ends with a record of the weights (``irtool.ir.weights``)
+so that a ``.bin`` that is not this ``.xml``'s can be told. Both files are written
+to temporaries in the target folder and renamed into place only when both are
+complete (see ``irtool.files``), so a failed save leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from lxml import etree
 
 from ..files import write_files
 from .graph import Graph, Layer, Model, Port, PortMapEntry, RTNode, join_names
+from .weights import WeightsDigest, split_record
 
 _PORT_MAP_ORDER = ("port_map", "then_port_map", "else_port_map")
 _BODY_ORDER = ("body", "then_body", "else_body")
@@ -29,6 +32,7 @@ class _BinBuilder:
         self.chunks: list[bytes] = []
         self.size = 0
         self.seen: dict[bytes, int] = {}
+        self.digest = WeightsDigest()  # the record binding the .xml to this .bin
 
     def add(self, payload: bytes) -> int:
         key = hashlib.blake2b(payload, digest_size=20).digest() + len(payload).to_bytes(8, "little")
@@ -95,8 +99,11 @@ def _layer(parent: etree._Element, layer: Layer, weights: _BinBuilder) -> None:
     data = dict(layer.attrs)
     if layer.type == "Const" and layer.const is not None:
         payload = layer.const.tobytes()
-        data["offset"] = str(weights.add(payload))
+        offset = weights.add(payload)
+        data["offset"] = str(offset)
         data["size"] = str(len(payload))
+        weights.digest.add(data.get("element_type", ""), data.get("shape", ""), offset,
+                           len(payload), payload)
     if data or layer.has_data:
         etree.SubElement(el, "data", data)
     for tag, ports in (("input", layer.inputs), ("output", layer.outputs)):
@@ -139,7 +146,9 @@ def serialize(model: Model) -> tuple[bytes, bytes]:
     root = etree.Element("net", {"name": model.name, "version": str(model.version)})
     _graph(root, model.graph, weights)
     # The top-level rt_info is the model's own; _graph wrote graph.rt_info (None at top).
-    _rt_info(root, model.rt_info)
+    # It ends with a fresh record of the weights (irtool.ir.weights), replacing any old one.
+    info, _ = split_record(model.rt_info)
+    _rt_info(root, [*(info or []), weights.digest.record()])
     for node in model.unknown:
         _rt_element(root, node)
     etree.indent(root, space="\t")

@@ -16,6 +16,7 @@ from .ops import is_known_op
 from .report import Reporter, body_scope, layer_map
 from .structure import check_structure
 from .tensors import check_tensors
+from .weights import check_weights
 from .xsd import xsd_diagnostics
 
 
@@ -88,6 +89,7 @@ def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = Non
             problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
         diagnostics.append(problem)
     diagnostics += validate_model(model, file=file, earlier=problems)
+    diagnostics += check_weights(model, len(weights) if weights is not None else 0, file)
     return model, diagnostics
 
 

@@ -61,6 +61,10 @@ RULES: dict[str, Rule] = {
                                 "a Const's bytes lie beyond the end of the .bin"),
     "CONST_SIZE": Rule("error", "tensor", "a Const's size is not element count x bit width"),
     "CONST_SHAPE": Rule("error", "tensor", "a Const shape that is not static"),
+    "BIN_SIZE": Rule("error", "tensor", "the .bin is longer than the Consts' bytes reach: "
+                     "another model's weights"),
+    "BIN_MISMATCH": Rule("error", "tensor", "the .bin's bytes differ from those irtool saved "
+                         "with this .xml (its irtool_weights record)"),
     # -- Loop / TensorIterator / If ----------------------------------------------
     "BODY_MISSING": Rule("error", "control", "a Loop/TensorIterator without <body>, or an If "
                          "without <then_body>/<else_body>"),

@@ -212,6 +212,24 @@ def _parts_of_two(doc: Doc) -> None:
     one(param, "output/port/dim[1]").text = "2"
 
 
+def _longer_bin(doc: Doc) -> None:
+    doc.bin.write_bytes(doc.bin.read_bytes() + b"\0" * 8)
+
+
+def _foreign_bin(doc: Doc) -> None:
+    """Saved by irtool (so the .xml records its weights), then one weight byte changed:
+    the .bin of another model of the same shapes."""
+    original = doc.xml.with_name("original.xml")
+    etree.ElementTree(doc.root).write(str(original), xml_declaration=True, encoding="utf-8")
+    doc.bin.rename(original.with_suffix(".bin"))
+    saved = doc.xml.with_name("saved.xml")
+    irtool.save(irtool.load(original), saved)
+    doc.root[:] = list(etree.parse(str(saved)).getroot())  # the tree build() writes
+    data = bytearray(saved.with_suffix(".bin").read_bytes())
+    data[-1] ^= 0xFF
+    doc.bin.write_bytes(bytes(data))
+
+
 def _else_f16(doc: Doc) -> None:
     const = one(doc.root, f"{IF}/else_body/layers/layer[@type='Const']")
     one(const, "data").set("element_type", "f16")
@@ -289,6 +307,8 @@ CASES: list[Case] = [
     Case("CONST_OUT_OF_BOUNDS", "loop", _truncate_bin, body("x"), body("x")),
     Case("CONST_SIZE", "loop", set_attr(f"{body('x')}/data", size="16"), body("x"), body("x")),
     Case("CONST_SHAPE", "loop", set_attr(f"{body('x')}/data", shape="?"), body("x"), body("x")),
+    Case("BIN_SIZE", "loop", _longer_bin, None, "/net"),
+    Case("BIN_MISMATCH", "loop", _foreign_bin, None, "/net"),
     # Loop / TensorIterator / If
     Case("BODY_MISSING", "loop", drop(f"{LOOP}/body"), LOOP, LOOP),
     Case("PORT_MAP_UNKNOWN_LAYER", "loop",
