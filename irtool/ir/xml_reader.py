@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from ..bulk import paused_gc
 from ..diagnostics import Diagnostic
 from ..errors import IRParseError
 from .graph import (
@@ -410,7 +411,8 @@ def read_xml_file(xml_path: str | os.PathLike) -> etree._Element:
 def model_from_xml(root: etree._Element, weights: bytes | memoryview | mmap.mmap | None, *,
                    file: str, problems: list[Diagnostic] | None = None) -> Model:
     """The ``Model`` an already parsed IR XML tree describes (``problems``: see module)."""
-    model = _Reader(file, weights, problems).model(root)
+    with paused_gc():
+        model = _Reader(file, weights, problems).model(root)
     model.path = file
     return model
 

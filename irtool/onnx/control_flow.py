@@ -262,8 +262,12 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         out_infos.append(refine(param.info, ctx.output_info(i)))
     for j, value in enumerate(outs[n_carried:]):
         results.append((_result(scope, _unsqueeze(scope, value, 0)), 0))
-        out_infos.append(refine(TensorInfo(value.element_type, _insert_dim(value.shape, 0, -1)),
-                                ctx.output_info(n_carried + j)))
+        info = refine(TensorInfo(value.element_type, _insert_dim(value.shape, 0, -1)),
+                      ctx.output_info(n_carried + j))
+        # The iteration count is known only when the loop runs: an ONNX shape that says
+        # otherwise is a hint the runtime would find wrong for other trip counts.
+        out_infos.append(TensorInfo(info.element_type, _insert_dim(info.shape[1:], 0, -1))
+                         if info.shape else info)
 
     loop = ctx.scope.builder.loop(scope.graph, _layer_name(ctx))
     loop.trip_count(trip)

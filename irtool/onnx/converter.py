@@ -26,7 +26,7 @@ import onnx
 import onnx.inliner
 
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
-from ..ir.graph import Model
+from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
 from .checks import check_model
@@ -349,8 +349,11 @@ class Converter:
             port.names = (vi.name,)
             # Keep the static dims ONNX declares for the output (the port types are
             # informative for OpenVINO, which infers its own); a rank left open stays open
-            # (e.g. an If whose branches give different ranks).
-            if value.shape is not None:
+            # (e.g. an If whose branches give different ranks). Not where the value's size
+            # is known only at run time (a loop's iteration count): irtool's runtime checks
+            # computed values against their ports.
+            if value.shape is not None \
+                    and not _varies_at_run_time(scope.graph.layer(value.layer)):
                 port.dims = refine(value.info, infos.get(vi.name)).shape
             used.add(key)
             result = scope.builder.result(value, name=f"{vi.name}/sink_port_0")
@@ -370,6 +373,12 @@ def refuse_invalid_ir(model: Model, source: str | None = None) -> None:
         first = errors[0].format().split(": ", 1)[1]  # without the "<model>:0" place
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InternalError(f"the converted IR breaks its rules: {first}{more}", file=source)
+
+
+def _varies_at_run_time(layer: Layer) -> bool:
+    """Does ``layer``'s output size depend on how often a loop runs (a Loop's trip count
+    and condition are values of the run)?"""
+    return layer.type == "Loop"
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:

@@ -26,7 +26,7 @@ class Executor:
     def __init__(self, model: Model, *, max_iterations: int | None = None,
                  check: bool = True) -> None:
         self.model = model
-        self.options = RunOptions(max_iterations=max_iterations)
+        self.options = RunOptions(max_iterations=max_iterations, check_declared=True)
         if check:
             check_model(model)
         try:

@@ -34,6 +34,7 @@ from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Layer
 from ..opset import lookup
 from ..opset.shape_ops import Identity, Squeeze, Unsqueeze
+from .declared import Verifier
 from .fastpath import gather_axis
 from .iteration import Iterate, Iteration, Stacking, annotate_iteration
 from .plan import (
@@ -42,6 +43,7 @@ from .plan import (
     Step,
     describe_layer,
     emit_steps,
+    emit_verify,
     layer_path,
     step_comment,
     value_name,
@@ -228,6 +230,14 @@ class _Generator:
             else:
                 run.append((k, step))
         emit_steps(code, run, name)
+        if body.check_declared:
+            # The first iteration's values against their ports (the types of a body's
+            # values do not change between iterations).
+            verify = Verifier([(steps[k].layer, steps[k].outputs) for k in range(len(steps))
+                               if k not in skip], body.scope, describe_layer)
+            if verify.checks:
+                code.add("if i == 0:")
+                emit_verify(code, verify, name, indent="    ")
 
         for ci in range(len(it.concat)):
             code.add(f"app{ci}({self.collect[ci]})")

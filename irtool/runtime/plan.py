@@ -11,6 +11,7 @@ bodies go one step further, see ``loopgen``).
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import linecache
 import weakref
@@ -19,9 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bulk import paused_gc
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import make_op
+from .declared import Verifier
 from .fastpath import Inline, inline_for, specialise
 
 Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
@@ -62,6 +65,7 @@ class Plan:
     input_names: list[str] = field(default_factory=list)
     output_names: list[str] = field(default_factory=list)
     scope: str = ""
+    check_declared: bool = False  # see RunOptions
 
     def __post_init__(self) -> None:
         self.refresh()
@@ -70,7 +74,12 @@ class Plan:
         """Regenerate ``execute``; needed after changing ``steps``."""
         # The generated function replaces the method on the instance: loop bodies call
         # ``execute`` once per iteration, so even one wrapper call is worth saving.
-        self.execute = _generate(self)  # type: ignore[method-assign]
+        self.verify = Verifier([(s.layer, s.outputs) for s in self.steps]
+                               if self.check_declared else [], self.scope, describe_layer)
+        if len(self.steps) > GENERATED_STEPS_LIMIT:
+            self.execute = _interpreted(self)  # type: ignore[method-assign]
+        else:
+            self.execute = _generate(self)  # type: ignore[method-assign]
 
     def execute(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run the plan on one value per Parameter (in ``parameters`` order).
@@ -108,6 +117,7 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
     else:
         code.add("if len(inputs): raise ValueError", -1)
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot))
+    emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
     code.free["failure"] = plan._failure
@@ -120,6 +130,68 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
         "    raise failure(step_at(err), inputs, err) from err",
         f"return [{outputs}]",
     ], lambda index: step_comment(plan, index))
+
+
+GENERATED_STEPS_LIMIT = 20_000
+"""Plans of more steps run in a loop over their steps instead of generated code: Python
+compiles a function of N lines in about 30 microseconds a line, which only many runs
+would pay back (and its memory grows with N)."""
+
+
+def emit_verify(code: Code, verify: Verifier, name: Callable[[int], str],
+                indent: str = "") -> None:
+    """Lines passing the values ``verify`` checks to it, in calls of at most 256."""
+    if not verify.checks:
+        return
+    code.free["verify"] = verify
+    slots = verify.slots
+    for start in range(0, len(slots), 256):
+        names = "".join(f"{name(s)}, " for s in slots[start:start + 256])
+        code.add(f"{indent}verify(({names}), {start})")
+
+
+def _interpreted(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """``execute`` for a very large plan: a loop over its steps, each value dropped after
+    its last use; errors name the layer as the generated code's do."""
+    last_use: dict[int, int] = {}
+    for k, step in enumerate(plan.steps):
+        for slot in step.inputs:
+            last_use[slot] = k
+    keep = set(plan.output_slots)
+    drops: list[list[int]] = [[] for _ in plan.steps]
+    for slot, k in last_use.items():
+        if slot not in keep and slot not in plan.constants:
+            drops[k].append(slot)
+    program = [(step.kernel, step.inputs, step.outputs, drop)
+               for step, drop in zip(plan.steps, drops)]
+    checked = {slot: i for i, slot in enumerate(plan.verify.slots)}
+    verify = plan.verify
+    base: list = [None] * plan.num_slots
+    for slot, value in plan.constants.items():
+        base[slot] = value
+
+    def execute(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if len(inputs) != len(plan.input_slots):
+            raise plan._failure(-1, inputs, ValueError())
+        values = list(base)
+        for slot, value in zip(plan.input_slots, inputs):
+            values[slot] = value
+        for k, (kernel, ins, outs, drop) in enumerate(program):
+            try:
+                results = kernel([values[i] for i in ins])
+            except IRToolError:
+                raise
+            except Exception as err:
+                raise plan._failure(k, inputs, err) from err
+            for slot, value in zip(outs, results):
+                values[slot] = value
+                if slot in checked:
+                    verify((value,), checked[slot])
+            for slot in drop:
+                values[slot] = None
+        return [values[i] for i in plan.output_slots]
+
+    return execute
 
 
 def step_comment(plan: Plan, index: int) -> str:
@@ -157,29 +229,32 @@ class Code:
     def build(self, what: str, args: str, body: list,  # type: ignore[type-arg]
               comment: Callable[[int], str]) -> Callable:
         """Compile ``def run(<args>): <body>`` (``body`` mixes plain lines and the
-        ``(line, step)`` pairs of ``indented``) as a closure over ``free``; ``what`` names
+        ``(line, step)`` pairs of ``indented``) over the names in ``free``; ``what`` names
         the code in tracebacks, ``comment(step)`` the layer of a step's lines. Inside,
-        the name ``step_at(err)`` gives the step whose line raised ``err`` (-1: none)."""
-        header = [f"def make({', '.join(self.free)}, step_at):", f"    def run({args}):"]
-        source, steps = list(header), {}
+        the name ``step_at(err)`` gives the step whose line raised ``err`` (-1: none).
+
+        The free names are the globals of ``run`` (a namespace of its own), not parameters
+        of an enclosing function: binding N keyword arguments costs O(N^2) in CPython, which
+        made plans of thousands of steps slow to build."""
+        source, steps = [f"def run({args}):"], {}
         for item in body:
             line, step = item if isinstance(item, tuple) else (item, None)
             if step is None:
-                source.append("        " + line)
+                source.append("    " + line)
                 continue
-            source.append(f"        {line}  # {comment(step)}")
+            source.append(f"    {line}  # {comment(step)}")
             steps[len(source)] = step
 
         def step_at(err: BaseException) -> int:
             tb = err.__traceback__
             return steps.get(tb.tb_lineno, -1) if tb is not None else -1
 
-        source.append("    return run")
-        namespace: dict[str, object] = {}
+        namespace: dict[str, object] = {**self.free, "step_at": step_at,
+                                        "__builtins__": builtins}
         text = "\n".join(source)
         filename = f"<{what} #{next(_BUILT)}>"
         exec(compile(text, filename, "exec"), namespace)
-        run = namespace["make"](**self.free, step_at=step_at)  # type: ignore[operator]
+        run = namespace["run"]
         run.source = text  # for tests and debugging
         # mtime None: linecache.checkcache keeps the entry (there is no file to check).
         linecache.cache[filename] = (len(text), None, [ln + "\n" for ln in source], filename)
@@ -334,9 +409,12 @@ def describe_layer(layer: Layer, scope: str) -> str:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Settings that reach every (nested) plan: ``max_iterations`` caps each loop."""
+    """Settings that reach every (nested) plan: ``max_iterations`` caps each loop;
+    ``check_declared`` checks computed values against their ports (``declared``; the
+    ``Executor`` turns it on, a bare ``compile_graph`` leaves it off)."""
 
     max_iterations: int | None = None
+    check_declared: bool = False
 
 
 # Compilers for layers that are not plain kernels (Loop, TensorIterator, If).
@@ -348,43 +426,60 @@ CONTROL_FLOW: dict[str, SubgraphCompiler] = {}
 
 def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = None) -> Plan:
     """Compile ``graph`` into a ``Plan``. Raises ``ExecutionError`` naming the layer
-    for unknown ops, bad attributes or dangling inputs."""
-    options = options or RunOptions()
+    for unknown ops, bad attributes, dangling inputs or a cycle. Time and memory are
+    linear in the layers."""
+    with paused_gc():
+        return _compile(graph, scope, options or RunOptions())
+
+
+def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
     slot_of: dict[tuple[int, int], int] = {}
     steps: list[Step] = []
     constants: dict[int, np.ndarray] = {}
     parameters = graph.parameters()
     results = graph.results()
+    sources = graph.sources()
 
     def new_slot(layer_id: int, port_id: int) -> int:
         slot = len(slot_of)
         slot_of[(layer_id, port_id)] = slot
         return slot
 
+    def one_port(layer: Layer, ports: list) -> int:  # type: ignore[type-arg]
+        if len(ports) != 1:
+            raise ExecutionError(f"a {layer.type} needs exactly one port, not {len(ports)}",
+                                 layer=describe_layer(layer, scope))
+        return ports[0].id  # type: ignore[no-any-return]
+
     def input_slots(layer: Layer) -> tuple[int, ...]:
         slots = []
         for port in layer.inputs:
-            src = graph.source(layer.id, port.id)
+            src = sources.get((layer.id, port.id))
             if src is None or src not in slot_of:
                 raise ExecutionError(f"input port {port.id} is not connected",
                                      layer=describe_layer(layer, scope))
             slots.append(slot_of[src])
         return tuple(slots)
 
-    for layer_id in graph.topological_order():
+    try:
+        order = graph.topological_order()
+    except ValueError as err:
+        raise ExecutionError(str(err), layer=scope or None) from None
+    for layer_id in order:
         layer = graph.layer(layer_id)
         if layer.type == "Parameter":
-            new_slot(layer.id, layer.outputs[0].id if layer.outputs else 0)
+            new_slot(layer.id, one_port(layer, layer.outputs))
             continue
         if layer.type == "Result":
+            one_port(layer, layer.inputs)
             input_slots(layer)  # checks the connection
             continue
         if layer.type == "Const":
             try:
                 value = layer.const_value()
-            except ValueError as err:
+            except (ValueError, KeyError) as err:
                 raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
-            constants[new_slot(layer.id, layer.outputs[0].id)] = value
+            constants[new_slot(layer.id, one_port(layer, layer.outputs))] = value
             continue
         ins = input_slots(layer)
         outs = tuple(new_slot(layer.id, p.id) for p in layer.outputs)
@@ -392,16 +487,16 @@ def compile_graph(graph: Graph, scope: str = "", options: RunOptions | None = No
         kernel, inline = _kernel(layer, scope, options, consts)
         steps.append(Step(layer, kernel, ins, outs, inline))
 
-    input_slot_list = [slot_of[(p.id, p.outputs[0].id if p.outputs else 0)] for p in parameters]
+    input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
-    input_names = [tensor_name(p, p.outputs[0] if p.outputs else None) for p in parameters]
+    input_names = [tensor_name(p, p.outputs[0]) for p in parameters]
     output_names = []
     for r in results:
-        src = graph.source(r.id, r.inputs[0].id)
+        src = sources.get((r.id, r.inputs[0].id))
         port = graph.layer(src[0]).port(src[1]) if src else None
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
-                output_slot_list, input_names, output_names, scope)
+                output_slot_list, input_names, output_names, scope, options.check_declared)
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions,

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..bulk import paused_gc
 from ..diagnostics import Diagnostic
 from ..errors import IRParseError, IRValidationError
 from ..ir import xml_reader
@@ -41,7 +42,8 @@ def validate_model(model: Model, *, file: str | None = None,
     ``earlier``: what reading the file already reported, so that no rule says it twice.
     """
     rep = Reporter(file, earlier={(d.scope, d.layer_id, d.code) for d in earlier})
-    check_graph(model.graph, "", rep)
+    with paused_gc():
+        check_graph(model.graph, "", rep)
     return rep.diagnostics
 
 
@@ -56,6 +58,12 @@ def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = Non
     Returns the model read (None when the file could not be read at all) and every
     diagnostic, in the order ``irtool validate`` prints them.
     """
+    with paused_gc():
+        return _check_file(path, bin_path)
+
+
+def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
+                ) -> tuple[Model | None, list[Diagnostic]]:
     file = str(path)
     try:
         data = Path(path).read_bytes()

@@ -105,6 +105,11 @@ def _check_edges(graph: Graph, layers: dict[int, Layer], scope: str,
 
 
 def _check_cycles(graph: Graph, layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
+    try:
+        graph.topological_order()
+        return  # the common case, in linear time; only a cyclic graph needs the SCCs
+    except ValueError:
+        pass
     sub = graph.nx.subgraph(layers)
     for component in nx.strongly_connected_components(sub):
         if len(component) == 1:

@@ -69,7 +69,7 @@ def stacking_loop(unsqueeze_axis: int, concat_axis: int, identity: bool = False,
     lp.carried(a0, acc, r_acc)
     lp.execution_condition(true_result(body))
     lp.output(r_acc, info("f32", (2, 3)), names=["acc"])
-    out_shape = tuple(-1 if d == 1 and k == (concat_axis % 3) else d
+    out_shape = tuple(-1 if k == (concat_axis % 3) else d  # the iterations' axis
                       for k, d in enumerate(u.shape))  # type: ignore[arg-type]
     attrs = {"start": -1, "end": 0, "stride": -1} if stride < 0 else {}
     lp.output(r_scan, info("f32", out_shape), names=["scan"], axis=concat_axis, **attrs)

@@ -1,0 +1,103 @@
+"""What a layer's output ports declare, checked against what the runtime computed.
+
+An IR says the element type and shape of every value; the runtime computes values
+with numpy. When the two differ (an IR whose ports say f32 where its operation
+makes f64, or a kernel of irtool's that is wrong), a run must not quietly return
+numbers of another type or shape: it stops with an error naming the layer. The
+check costs one pass over a plan's values per run: generated plans run it once at
+the end, loops on their first iteration only (the types of a loop body's values do
+not change between iterations; the validator checks back edges for that).
+
+A port states nothing checkable when its element type is dynamic, has no numpy
+dtype of its own (u1, u4, i4, nf4... are computed one element per byte), or is a
+string; or when it lists no dims (IR writes a scalar and a dynamic rank alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ExecutionError
+from ..ir.graph import Layer, Port
+from ..ir.types import from_numpy
+
+
+def port_dtype(port: Port) -> np.dtype | None:
+    """The numpy dtype a value on ``port`` must have, or None (nothing to check)."""
+    et = port.precision
+    if et is None or not hasattr(et, "kind") or et.kind in ("dynamic", "string"):
+        return None
+    if et.dtype is None or et.bitwidth < 8:
+        return None
+    return et.dtype
+
+
+def port_dims(port: Port) -> tuple[int, ...] | None:
+    """The dims a value on ``port`` must have (-1: any), or None (rank unknown)."""
+    return tuple(port.dims) if port.dims else None
+
+
+def mismatch(value: Any, dtype: np.dtype | None, dims: tuple[int, ...] | None) -> str | None:
+    """What is wrong with ``value`` against the declaration, or None."""
+    got_dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if got_dtype is None or shape is None:
+        return f"computed a {type(value).__name__}, not a tensor"
+    if dtype is not None and got_dtype != dtype:
+        return "element type"
+    if dims is not None and (len(shape) != len(dims)
+                             or any(d >= 0 and d != s for d, s in zip(dims, shape))):
+        return "shape"
+    return None
+
+
+def _type_name(dtype: np.dtype) -> str:
+    try:
+        return from_numpy(dtype).name
+    except KeyError:
+        return str(dtype)
+
+
+def _text(dtype: Any, dims: Sequence[int] | None) -> str:
+    return f"{dtype}[{','.join('?' if d < 0 else str(d) for d in dims or ())}]" \
+        if dims is not None else f"{dtype}"
+
+
+class Verifier:
+    """Checks the outputs of chosen steps of a plan against their layers' ports.
+
+    ``checks`` lists ``(slot, layer, port, dtype, dims)`` for every output that
+    declares something; ``__call__`` takes the values of those slots, in that order.
+    """
+
+    def __init__(self, steps: Sequence[tuple[Layer, Sequence[int]]], scope: str,
+                 describe: Callable[[Layer, str], str]) -> None:
+        self.scope, self.describe = scope, describe
+        self.checks: list[tuple[int, Layer, Port, np.dtype | None, tuple[int, ...] | None]] = []
+        for layer, outputs in steps:
+            for slot, port in zip(outputs, layer.outputs):
+                dtype, dims = port_dtype(port), port_dims(port)
+                if dtype is not None or dims is not None:
+                    self.checks.append((slot, layer, port, dtype, dims))
+
+    @property
+    def slots(self) -> list[int]:
+        return [c[0] for c in self.checks]
+
+    def __call__(self, values: Sequence[Any], start: int = 0) -> None:
+        """Check ``values`` against ``checks[start:start + len(values)]``."""
+        for value, (_, layer, port, dtype, dims) in zip(values, self.checks[start:]):
+            if mismatch(value, dtype, dims) is not None:
+                self.fail(layer, port, value, dtype, dims)
+
+    def fail(self, layer: Layer, port: Port, value: Any, dtype: np.dtype | None,
+             dims: tuple[int, ...] | None) -> None:
+        got = (_text(_type_name(value.dtype), value.shape) if hasattr(value, "shape")
+               else type(value).__name__)
+        declared = _text(port.precision.name if port.precision is not None else "?",
+                         port.dims)
+        raise ExecutionError(f"computed {got} but its output port {port.id} declares "
+                             f"{declared}", layer=self.describe(layer, self.scope))
