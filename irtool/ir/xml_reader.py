@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from lxml import etree
@@ -80,16 +82,8 @@ class _Reader:
 
     # -- structure ----------------------------------------------------------
     def model(self, root: etree._Element) -> Model:
-        if root.tag != "net":
-            self.problem("XML_STRUCTURE", f"root element is <{root.tag}>, expected <net>",
-                         root.sourceline)
-        version = self.int_attr(root, "version", "XML_STRUCTURE") or 11
-        if version not in (10, 11):
-            self.problem("IR_VERSION", f"IR version {version} is not supported (10 or 11)",
-                         root.sourceline)
-        model = Model(graph=Graph(), name=root.get("name", "model"), version=version)
-        graph_el = root
-        model.graph = self.graph(graph_el, "")
+        model = self._net(root)
+        model.graph = self.graph(root, "")
         model.graph.rt_info = None  # <net>'s own rt_info is the model's (read below)
         for child in root:
             if child.tag in ("layers", "edges"):
@@ -109,40 +103,108 @@ class _Reader:
                          scope=scope)
         else:
             for layer_el in layers_el:
-                if layer_el.tag != "layer":
-                    continue
-                layer = self.layer(layer_el, scope)
-                if layer is None:
-                    continue
-                if layer.id in graph:
-                    self.problem("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice",
-                                 layer.line, layer, scope)
-                    continue
-                graph.add_layer(layer)
+                if layer_el.tag == "layer":
+                    self.add_layer(graph, layer_el, scope)
         edges_el = el.find("edges")
         if edges_el is not None:
-            for edge_el in edges_el:
-                if edge_el.tag != "edge":
-                    continue
-                ids = [self.int_attr(edge_el, a, "EDGE_ATTR", scope=scope)
-                       for a in ("from-layer", "from-port", "to-layer", "to-port")]
-                if any(i is None for i in ids):
-                    continue
-                src, src_port, dst, dst_port = ids
-                missing = [i for i in (src, dst) if i not in graph]
-                if missing:
-                    # Name the endpoint that does exist, so the report points at a layer.
-                    present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
-                    self.problem("EDGE_UNKNOWN_LAYER",
-                                 f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
-                                 f"{missing[0]}, which does not exist", edge_el.sourceline,
-                                 present, scope=scope)
-                    continue
-                graph.connect(src, src_port, dst, dst_port, line=edge_el.sourceline)
+            self.connect(graph, [e for e in (self.edge(edge_el, scope) for edge_el in edges_el
+                                             if edge_el.tag == "edge") if e is not None], scope)
         rt = el.find("rt_info")
         if rt is not None:
             graph.rt_info = [rt_node(c) for c in rt]
         return graph
+
+    def add_layer(self, graph: Graph, el: etree._Element, scope: str) -> None:
+        layer = self.layer(el, scope)
+        if layer is None:
+            return
+        if layer.id in graph:
+            self.problem("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice",
+                         layer.line, layer, scope)
+            return
+        graph.add_layer(layer)
+
+    def edge(self, el: etree._Element, scope: str) -> tuple[int, int, int, int, int] | None:
+        """``(from-layer, from-port, to-layer, to-port, line)`` of an ``<edge>``."""
+        ids = [self.int_attr(el, a, "EDGE_ATTR", scope=scope)
+               for a in ("from-layer", "from-port", "to-layer", "to-port")]
+        if any(i is None for i in ids):
+            return None
+        return (*ids, el.sourceline)  # type: ignore[return-value]
+
+    def connect(self, graph: Graph, edges: list[tuple[int, int, int, int, int]],
+                scope: str) -> None:
+        """Add ``edges`` (once every layer is in: IR may list them first)."""
+        for src, src_port, dst, dst_port, line in edges:
+            missing = [i for i in (src, dst) if i not in graph]
+            if missing:
+                # Name the endpoint that does exist, so the report points at a layer.
+                present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
+                self.problem("EDGE_UNKNOWN_LAYER",
+                             f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
+                             f"{missing[0]}, which does not exist", line, present, scope=scope)
+                continue
+            graph.connect(src, src_port, dst, dst_port, line=line)
+
+    def stream(self, events: Iterator[tuple[str, etree._Element]]) -> Model:
+        """The model of an IR parsed as a stream of ``start``/``end`` events (lxml's
+        ``iterparse``): each top-level layer and edge is read as soon as it is complete
+        and its elements freed, so the whole tree is never held (for an IR of 10^6
+        layers that tree takes several GB). The same rules as ``model``."""
+        model: Model | None = None
+        graph = Graph()
+        edges: list[tuple[int, int, int, int, int]] = []
+        depth = 0
+        sections: dict[str, etree._Element] = {}  # the first <layers>, <edges> of <net>
+        for event, el in events:
+            if event == "start":
+                depth += 1
+                if depth == 1:
+                    model = self._net(el)
+                    model.graph = graph
+                    graph.line = el.sourceline
+                elif depth == 2:
+                    sections.setdefault(el.tag, el)
+                continue
+            depth -= 1
+            if depth == 2:
+                parent = el.getparent()
+                if parent is sections.get("layers") and el.tag == "layer":
+                    self.add_layer(graph, el, "")
+                elif parent is sections.get("edges") and el.tag == "edge":
+                    edge = self.edge(el, "")
+                    if edge is not None:
+                        edges.append(edge)
+                else:
+                    continue  # inside <rt_info> or another section: read with it
+                el.clear()
+                while el.getprevious() is not None:
+                    del parent[0]
+            elif depth == 1:
+                assert model is not None
+                if el.tag == "rt_info":
+                    model.rt_info, model.weights_record = split_record(
+                        [rt_node(c) for c in el])
+                elif el.tag not in ("layers", "edges") and isinstance(el.tag, str):
+                    model.unknown.append(rt_node(el))
+                el.clear()
+        if depth or model is None:
+            raise _EndsEarly()
+        if "layers" not in sections:
+            self.problem("XML_STRUCTURE", "<net> has no <layers>", graph.line)
+        self.connect(graph, edges, "")
+        return model
+
+    def _net(self, root: etree._Element) -> Model:
+        """The model ``<net>`` describes, before its graph is read."""
+        if root.tag != "net":
+            self.problem("XML_STRUCTURE", f"root element is <{root.tag}>, expected <net>",
+                         root.sourceline)
+        version = self.int_attr(root, "version", "XML_STRUCTURE") or 11
+        if version not in (10, 11):
+            self.problem("IR_VERSION", f"IR version {version} is not supported (10 or 11)",
+                         root.sourceline)
+        return Model(graph=Graph(), name=root.get("name", "model"), version=version)
 
     def layer(self, el: etree._Element, scope: str) -> Layer | None:
         layer_id = self.int_attr(el, "id", "LAYER_ATTR", scope=scope)
@@ -417,6 +479,86 @@ def model_from_xml(root: etree._Element, weights: bytes | memoryview | mmap.mmap
     return model
 
 
+class NeedsTree(Exception):
+    """``stream_model`` with a schema found the file wrong: it breaks the schema or is not
+    well formed, which libxml2's validating stream reports poorly (or, for a file that
+    ends early, not at all). The caller reads it again as a whole tree to report every
+    problem with its place."""
+
+
+_HEAD_BYTES = 1 << 20
+_VERSION = re.compile(rb"<net\b[^>]*?\bversion\s*=\s*[\"'](\d+)[\"']")
+
+
+class _EndsEarly(Exception):
+    """The event stream stopped inside an element (libxml2's validating stream may stop
+    at a syntax error without raising one)."""
+
+
+class HeadError(IRParseError):
+    """What ``read_head`` refuses; ``kind`` is ``"io"``, ``"size"`` or ``"dtd"``."""
+
+    def __init__(self, kind: str, message: str, *, file: str, line: int | None = None) -> None:
+        self.kind = kind
+        super().__init__(message, file=file, line=line)
+
+
+def read_head(xml_path: str | os.PathLike) -> bytes:
+    """The start of an IR file up to its root element (the whole file if it is in a wide
+    encoding or the root is not found early), checked: not too large, no DTD."""
+    file = str(xml_path)
+    try:
+        with open(xml_path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_XML_BYTES:
+                raise HeadError("size", f"XML is {size} bytes, over the {MAX_XML_BYTES} "
+                                "limit", file=file)
+            head = f.read(_HEAD_BYTES)
+            if b"<net" not in head or head.startswith(tuple(b for b, _ in _WIDE_BOMS)):
+                head += f.read()
+    except OSError as err:
+        raise HeadError("io", f"cannot read: {err.strerror or err}", file=file) from None
+    try:
+        _reject_dtd(head, file)
+    except IRParseError as err:
+        raise HeadError("dtd", err.message, file=file, line=err.line) from None
+    return head
+
+
+def ir_version(head: bytes) -> int | None:
+    """The ``version`` of ``<net>`` as the head of the file says it (None: not found)."""
+    match = _VERSION.search(head)
+    return int(match.group(1)) if match else None
+
+
+def stream_model(xml_path: str | os.PathLike, weights: bytes | mmap.mmap | None, *,
+                 problems: list[Diagnostic] | None = None,
+                 schema: etree.XMLSchema | None = None) -> Model:
+    """Read an IR file without holding its whole XML tree (see ``_Reader.stream``),
+    checking it against ``schema`` on the way when given (``SchemaInvalid`` if it breaks
+    it, or any other problem: ``NeedsTree``). Call ``read_head`` first: it refuses DTDs
+    and oversized files."""
+    file = str(xml_path)
+    events = etree.iterparse(
+        file, events=("start", "end"), schema=schema, resolve_entities=False,
+        no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
+        remove_comments=True, remove_pis=True)
+    try:
+        with paused_gc():
+            model = _Reader(file, weights, problems).stream(events)
+    except (etree.XMLSyntaxError, _EndsEarly) as err:
+        if schema is not None:
+            raise NeedsTree(str(err)) from None
+        if isinstance(err, _EndsEarly):
+            raise IRParseError("malformed XML: the document ends early", file=file) from None
+        line = err.position[0] if err.position else None
+        raise IRParseError(f"malformed XML: {err.msg}", file=file, line=line) from None
+    except OSError as err:
+        raise IRParseError(f"cannot read: {err.strerror or err}", file=file) from None
+    model.path = file
+    return model
+
+
 def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None, *,
                problems: list[Diagnostic] | None = None) -> Model:
     """Read ``xml_path`` and its weights (``bin_path``, default: same stem ``.bin``).
@@ -425,9 +567,9 @@ def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None =
     problems are collected there instead of raised (XML that does not parse
     still raises: there is nothing to go on).
     """
-    root = read_xml_file(xml_path)
+    read_head(xml_path)
     weights = open_weights(xml_path, bin_path)
-    return model_from_xml(root, weights, file=str(xml_path), problems=problems)
+    return stream_model(xml_path, weights, problems=problems)
 
 
 def read_model_bytes(xml: bytes, weights: bytes | None = None, *, file: str = "<memory>",

@@ -89,7 +89,9 @@ class Verifier:
 
     def __call__(self, values: Sequence[Any], start: int = 0) -> None:
         """Check ``values`` against ``checks[start:start + len(values)]``."""
-        for value, (_, layer, port, dtype, dims) in zip(values, self.checks[start:]):
+        checks = self.checks
+        for k, value in enumerate(values, start):
+            _, layer, port, dtype, dims = checks[k]
             if mismatch(value, dtype, dims) is not None:
                 self.fail(layer, port, value, dtype, dims)
 

@@ -461,6 +461,8 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
             slots.append(slot_of[src])
         return tuple(slots)
 
+    # Inline forms serve generated code only; a plan this large runs as a loop.
+    generated = len(graph) <= GENERATED_STEPS_LIMIT
     try:
         order = graph.topological_order()
     except ValueError as err:
@@ -484,7 +486,7 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         ins = input_slots(layer)
         outs = tuple(new_slot(layer.id, p.id) for p in layer.outputs)
         consts = [constants.get(slot) for slot in ins]
-        kernel, inline = _kernel(layer, scope, options, consts)
+        kernel, inline = _kernel(layer, scope, options, consts, generated)
         steps.append(Step(layer, kernel, ins, outs, inline))
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
@@ -499,8 +501,8 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                 output_slot_list, input_names, output_names, scope, options.check_declared)
 
 
-def _kernel(layer: Layer, scope: str, options: RunOptions,
-            consts: list[np.ndarray | None]) -> tuple[Kernel, Inline | None]:
+def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarray | None],
+            inline: bool = True) -> tuple[Kernel, Inline | None]:
     compiler = CONTROL_FLOW.get(layer.type)
     if compiler is not None:
         return compiler(layer, scope, options), None
@@ -512,4 +514,4 @@ def _kernel(layer: Layer, scope: str, options: RunOptions,
     except ValueError as err:
         raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
     kernel = specialise(layer.type, op, consts)
-    return kernel, inline_for(layer, op, consts, kernel)
+    return kernel, inline_for(layer, op, consts, kernel) if inline else None

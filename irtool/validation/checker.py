@@ -18,7 +18,7 @@ from .report import Reporter, body_scope, layer_map
 from .structure import check_structure
 from .tensors import check_tensors
 from .weights import check_weights
-from .xsd import xsd_diagnostics
+from .xsd import load_schema, xsd_diagnostics
 
 
 def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
@@ -62,18 +62,47 @@ def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = Non
         return _check_file(path, bin_path)
 
 
+_HEAD_CODES = {"io": "FILE_UNREADABLE", "size": "XML_MALFORMED", "dtd": "XML_DTD"}
+
+
 def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
                 ) -> tuple[Model | None, list[Diagnostic]]:
+    """Read the file as a stream checked against the schema on the way; when the schema
+    finds something (or the .bin cannot be opened), read it again as a whole tree to
+    report every schema error with the layer it is in."""
+    file = str(path)
+    try:
+        head = xml_reader.read_head(path)
+    except xml_reader.HeadError as err:
+        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
+    version = xml_reader.ir_version(head)
+    schema, why = load_schema(version if version in (10, 11) else 11)
+    del head
+    try:
+        weights = xml_reader.open_weights(path, bin_path)
+    except IRParseError:
+        return _check_tree(path, bin_path)
+    problems: list[Diagnostic] = []
+    try:
+        model = xml_reader.stream_model(path, weights, problems=problems, schema=schema)
+    except xml_reader.NeedsTree:
+        return _check_tree(path, bin_path)
+    except IRParseError as err:
+        return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
+    diagnostics = [] if schema is not None else [
+        _file_problem("XSD_UNAVAILABLE", f"XSD checks skipped: {why}", file, model.graph.line)]
+    return model, _semantics(model, weights, file, diagnostics, problems)
+
+
+def _check_tree(path: str | os.PathLike, bin_path: str | os.PathLike | None
+                ) -> tuple[Model | None, list[Diagnostic]]:
+    """``_check_file`` on the whole XML tree at once (every schema error located)."""
     file = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         return None, [_file_problem("FILE_UNREADABLE", f"cannot read: {err.strerror or err}",
                                     file)]
-    try:
-        xml_reader._reject_dtd(data, file)
-    except IRParseError as err:
-        return None, [_file_problem("XML_DTD", err.message, file, err.line)]
     try:
         root = xml_reader.parse_xml(data, file)
     except IRParseError as err:
@@ -92,13 +121,21 @@ def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
         return None, [*diagnostics, *problems,
                       _file_problem("FILE_UNREADABLE", err.message, file, err.line)]
     del root
+    return model, _semantics(model, weights, file, diagnostics, problems)
+
+
+def _semantics(model: Model, weights: object, file: str, diagnostics: list[Diagnostic],
+               problems: list[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` (of the XML) plus the reader's ``problems`` and the semantic and
+    weights rules' findings."""
     for problem in problems:
         if problem.severity != severity(problem.code):
             problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
         diagnostics.append(problem)
     diagnostics += validate_model(model, file=file, earlier=problems)
-    diagnostics += check_weights(model, len(weights) if weights is not None else 0, file)
-    return model, diagnostics
+    size = len(weights) if weights is not None else 0  # type: ignore[arg-type]
+    diagnostics += check_weights(model, size, file)
+    return diagnostics
 
 
 def validate_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None

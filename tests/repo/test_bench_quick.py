@@ -57,3 +57,14 @@ def test_exporter_models_rows() -> None:
     assert rows["dynamo_cond"][1:] == ["dynamo", "ok", "ok", "ok", "ok"]
     assert len(rows["skl_knn_imputer"]) == 6 and all(rows["skl_knn_imputer"])
     assert "2 fixtures:" in proc.stdout
+
+
+def test_scale_bench_runs_small() -> None:
+    """``bench/scale.py`` on a small chain: every operation measured, the output right."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "scale.py"), "--sizes", "300",
+                           "--repeats", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines()[1:]]
+    assert [(r[0], " ".join(r[1:3]) if r[1] == "ov" else r[1]) for r in rows] == [
+        ("300", "ov read"), ("300", "validate"), ("300", "load"), ("300", "run")]
+    assert "WRONG" not in proc.stdout
