@@ -17,9 +17,9 @@ Each result is compared with the case's expected outputs under the case's
 path can be fed with or return).
 
 OpenVINO can abort the process or hang, so ``run_cases`` hands (case, path)
-jobs to worker processes (``python -m irtool.crosscheck.conformance --worker``)
-that answer one JSON line per job; a worker that dies or overruns is killed and
-restarted. Reasons are single lines made deterministic (no temporary paths,
+jobs to worker processes (``python -m irtool.crosscheck.conformance --worker``, a
+pool of ``irtool.crosscheck.workers``); a worker that dies or overruns is killed
+and replaced. Reasons are single lines made deterministic (no temporary paths,
 addresses or OpenVINO's process-wide node counters), so a report generated
 twice from the same installed versions is identical.
 
@@ -32,14 +32,9 @@ tests ``tests/onnx/test_onnx_node_suite.py`` and ``tests/crosscheck/test_backend
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import selectors
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -49,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .workers import Outcome, Pool, exit_reason, serve
 
 PATHS = ("openvino", "irtool-openvino", "irtool")
 PATH_TITLES = {
@@ -60,8 +57,6 @@ STATUSES = ("pass", "mismatch", "error", "crash", "timeout", "n/a")
 CONTROL_FLOW_OPS = frozenset({"Loop", "Scan", "If"})
 # A node case takes well under a second on every path; a minute means it hangs.
 CASE_TIMEOUT_S = 120.0
-# Loading the node cases in a fresh worker takes ~10 s, a few times that on a busy machine.
-WORKER_START_TIMEOUT_S = 180.0
 # irtool's runtime stops a loop after this many iterations (an error, not a hang); the node
 # cases need a few dozen.
 MAX_ITERATIONS = 100_000
@@ -257,62 +252,11 @@ def _judge(name: str, path: str, got: dict[str, np.ndarray], expected: dict[str,
 
 
 def _worker_main() -> int:
-    """Answer ``case<TAB>path`` lines on stdin with one JSON line each on the real stdout."""
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # prints from libraries must not corrupt the protocol
-    _cases()
-    out.write("ready\n")
-    for line in sys.stdin:
-        name, _, path = line.rstrip("\n").partition("\t")
-        out.write(json.dumps(run_one(name, path).to_dict()) + "\n")
-    return 0
-
-
-class _Worker:
-    def __init__(self) -> None:
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-        # stderr goes to a file so that a worker that fails to start can say why.
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by run_cases
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irtool.crosscheck.conformance", "--worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env)
-        self.buffer = b""
-        self.job: tuple[str, str] | None = None
-        self.deadline = time.monotonic() + WORKER_START_TIMEOUT_S
-        self.ready = False
-
-    def send(self, job: tuple[str, str], timeout: float) -> None:
-        assert self.proc.stdin is not None
-        self.job = job
-        self.deadline = time.monotonic() + timeout
-        self.proc.stdin.write(f"{job[0]}\t{job[1]}\n".encode())
-        self.proc.stdin.flush()
-
-    def lines(self) -> list[str]:
-        """Complete lines available now; ``[]`` plus EOF handling by the caller."""
-        assert self.proc.stdout is not None
-        chunk = os.read(self.proc.stdout.fileno(), 65536)
-        if not chunk:
-            raise EOFError
-        self.buffer += chunk
-        *done, self.buffer = self.buffer.split(b"\n")
-        return [d.decode() for d in done]
-
-    def kill(self) -> str:
-        from .isolate import stop_process
-
-        return _describe_exit(stop_process(self.proc))
-
-    def last_error_line(self) -> str:
-        self.stderr.seek(0)
-        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return lines[-1] if lines else "no error output"
+    """A worker of ``run_cases``: the cases loaded once, then ``(case, path)`` jobs."""
+    return serve(lambda job: run_one(*job).to_dict(), setup=_cases)
 
 
 def _describe_exit(rc: int) -> str:
-    from .isolate import exit_reason
-
     return f"process died: {exit_reason(rc)}" if rc < 0 else f"process exited with status {rc}"
 
 
@@ -322,99 +266,28 @@ def run_cases(names: Iterable[str], paths: Sequence[str] = PATHS, *, workers: in
               ) -> list[CaseResult]:
     """Every (case, path) in worker processes; results sorted by case, then path order."""
     jobs = [(n, p) for n in names for p in paths]
-    todo = list(reversed(jobs))
-    results: dict[tuple[str, str], CaseResult] = {}
-    sel = selectors.DefaultSelector()
-    pool: list[_Worker] = []
+    results: list[CaseResult] = []
 
-    def start() -> None:
-        w = _Worker()
-        assert w.proc.stdout is not None
-        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
-        pool.append(w)
-
-    def retire(w: _Worker) -> str:
-        assert w.proc.stdout is not None
-        sel.unregister(w.proc.stdout)
-        pool.remove(w)
-        why = w.kill()
-        w.stderr.close()
-        return why
-
-    failed_starts: list[str] = []
-    crashes: dict[tuple[str, str], int] = {}
-
-    def failed_start(w: _Worker, what: str) -> None:
-        # A worker that cannot even load the cases is retried twice, then the run stops.
-        detail = w.last_error_line()
-        failed_starts.append(f"{what} ({retire(w)}; {detail})")
-        if len(failed_starts) > 2:
-            raise RuntimeError("conformance workers failed to start: " + "; ".join(failed_starts))
-        start()
-
-    def record(result: CaseResult) -> None:
-        results[(result.case, result.path)] = result
+    def record(outcome: Outcome) -> None:
+        name, path = outcome.job
+        if outcome.ok:
+            result = CaseResult(**outcome.value)
+        elif outcome.status == "crash":
+            result = CaseResult(name, path, "crash", _describe_exit(outcome.returncode or 0))
+        else:  # a timeout, or run_one itself failed
+            result = CaseResult(name, path, "timeout" if outcome.status == "timeout" else "error",
+                                outcome.reason)
+        results.append(result)
         if progress is not None:
             progress(len(results), len(jobs), result)
 
-    def feed(w: _Worker) -> None:
-        if todo:
-            w.send(todo.pop(), timeout)
-        else:
-            w.job = None
-
-    try:
-        for _ in range(min(workers, len(jobs))):
-            start()
-        while len(results) < len(jobs):
-            for key, _ in sel.select(timeout=1.0):
-                w: _Worker = key.data
-                try:
-                    lines = w.lines()
-                except EOFError:
-                    if not w.ready:
-                        failed_start(w, "a worker exited while loading the cases")
-                        continue
-                    why = retire(w)
-                    if w.job is not None:
-                        # Some OpenVINO crashes are intermittent (the same case fails cleanly
-                        # on another run); a job counts as a crash only if it always crashes.
-                        crashes[w.job] = crashes.get(w.job, 0) + 1
-                        if crashes[w.job] < CRASH_ATTEMPTS:
-                            todo.append(w.job)
-                        else:
-                            record(CaseResult(w.job[0], w.job[1], "crash", why))
-                    if todo:
-                        start()
-                    continue
-                for line in lines:
-                    if line == "ready":
-                        w.ready = True
-                    else:
-                        record(CaseResult(**json.loads(line)))
-                    feed(w)
-            now = time.monotonic()
-            for w in list(pool):
-                if now > w.deadline and (w.job is not None or not w.ready):
-                    job = w.job
-                    if not w.ready:
-                        failed_start(w, f"a worker did not load the cases within "
-                                        f"{WORKER_START_TIMEOUT_S:g} s")
-                        continue
-                    retire(w)
-                    assert job is not None
-                    record(CaseResult(job[0], job[1], "timeout",
-                                      f"no result within {timeout:g} s"))
-                    if todo:
-                        start()
-            if not pool and len(results) < len(jobs) and todo:
-                start()
-    finally:
-        for w in list(pool):
-            retire(w)
-        sel.close()
+    # One thread per worker: the workers share the cores instead of fighting over them.
+    with Pool("irtool.crosscheck.conformance", ["--worker"], workers=workers, timeout=timeout,
+              attempts=CRASH_ATTEMPTS, env={"OMP_NUM_THREADS": "1"},
+              name="conformance workers") as pool:
+        pool.run(jobs, record)
     order = {p: i for i, p in enumerate(paths)}
-    return sorted(results.values(), key=lambda r: (r.case, order[r.path]))
+    return sorted(results, key=lambda r: (r.case, order[r.path]))
 
 
 # -- summaries ---------------------------------------------------------------------------------

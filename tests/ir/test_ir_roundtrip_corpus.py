@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import pytest
-from support.ov_corpus import CONTROL_FLOW_OPS, CorpusCase, cases_with_ops, corpus_cases
 
 import irtool
+from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, cases_with_ops, corpus_cases
 
 # One thread, f32: the same results every run, independent of the machine's load.
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1"}

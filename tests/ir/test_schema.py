@@ -1,7 +1,7 @@
 """Tests of the IR XML schemas (schemas/ir_v11.xsd, schemas/ir_v10.xsd).
 
 Positive: every IR that OpenVINO wrote for the ONNX node test cases (the
-corpus of tests/support/ov_corpus.py, slow) and a few IRs written here with OpenVINO
+corpus of irtool/crosscheck/corpus.py, slow) and a few IRs written here with OpenVINO
 (Loop with an If in its body, rt_info at every level) must validate with no
 error at all.  Negative: single mutations of a real IR must be rejected, with
 the error reported on the line of the mutated element, because
@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
-from support import REPO, ov_corpus
+from support import REPO
+
+from irtool.crosscheck import corpus as ov_corpus
 
 SCHEMAS = REPO / "schemas"
 

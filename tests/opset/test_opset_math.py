@@ -5,7 +5,7 @@ normalization.py, math_*.py).
 
 Expected values always come from OpenVINO itself:
 
-* the ONNX node-test corpus OpenVINO wrote (tests/support/ov_corpus.py): every case whose
+* the ONNX node-test corpus OpenVINO wrote (irtool/crosscheck/corpus.py): every case whose
   layers all belong to these modules must reproduce OpenVINO's outputs (slow sweep),
   and one case per operation runs in the fast suite, converted on the spot;
 * small models built here with OpenVINO's Python opset builders, saved as IR and run
@@ -27,7 +27,6 @@ import numpy as np
 import openvino as ov
 import pytest
 from openvino import opset1, opset2, opset13
-from support import ov_corpus
 from support.opset_harness import (
     BOUNDARY,
     CPU_CONFIG,
@@ -39,6 +38,7 @@ from support.opset_harness import (
     share_predicate,
 )
 
+from irtool.crosscheck import corpus as ov_corpus
 from irtool.ir.types import element_type
 from irtool.opset import TensorInfo, make_op, registered
 from irtool.opset.math_util import erf

@@ -4,7 +4,7 @@ nn_*.py.
 
 Expected values always come from OpenVINO itself:
 
-* the ONNX node-test corpus OpenVINO wrote (tests/support/ov_corpus.py): every case whose
+* the ONNX node-test corpus OpenVINO wrote (irtool/crosscheck/corpus.py): every case whose
   layers all belong to these modules must reproduce OpenVINO's outputs, one case per
   operation runs even without a built corpus (converted on the spot), and a slow sweep
   covers every case that uses any of these operations;
@@ -37,7 +37,6 @@ from openvino import (
     opset15,
 )
 from openvino.utils.node_factory import NodeFactory
-from support import ov_corpus
 from support.opset_harness import (
     BOUNDARY,
     CPU_CONFIG,
@@ -50,6 +49,7 @@ from support.opset_harness import (
 )
 
 import irtool
+from irtool.crosscheck import corpus as ov_corpus
 from irtool.ir.types import element_type
 from irtool.opset import TensorInfo, make_op
 from irtool.runtime import Executor

@@ -1,4 +1,4 @@
-"""irtool's runtime on the corpus of IR that OpenVINO wrote (``tests/support/ov_corpus.py``),
+"""irtool's runtime on the corpus of IR that OpenVINO wrote (``irtool/crosscheck/corpus.py``),
 against OpenVINO's own outputs.
 
 Every control-flow case (Loop / TensorIterator / If anywhere in the IR) must
@@ -13,9 +13,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from support.ov_corpus import CONTROL_FLOW_OPS, CorpusCase, _compare, corpus_cases
 
 import irtool
+from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, compare_output, corpus_cases
 from irtool.errors import IRToolError
 from irtool.runtime import Executor
 
@@ -48,7 +48,7 @@ def run_case(case: CorpusCase) -> str | None:
             return f"outputs {sorted(got)} != expected {sorted(expected)}"
         got = dict(zip(expected, got.values()))  # OpenVINO renamed: match by position
     for name, want in expected.items():
-        problem = _compare(np.asarray(got[name]), want, RTOL, ATOL)
+        problem = compare_output(np.asarray(got[name]), want, RTOL, ATOL)
         if problem:
             return f"{name}: {problem}"
     return None

@@ -14,9 +14,9 @@ import openvino as ov
 import pytest
 
 import irtool
+from irtool.crosscheck import corpus as ov_corpus
 from irtool.opset import lookup
 from irtool.runtime import Executor
-from support import ov_corpus
 
 BOUNDARY = frozenset({"Parameter", "Const", "Result"})
 RTOL, ATOL = 1e-4, 1e-5
@@ -87,7 +87,7 @@ def load_fast_corpus(names: Iterable[str],
             return cases
     root = tmp_path_factory.mktemp("fast-corpus")
     (root / ov_corpus.BUILD_SUBDIR / "partial").mkdir(parents=True)
-    by_name = {c.name: c for c in ov_corpus._collect_cases() if c.name in wanted}
+    by_name = {c.name: c for c in ov_corpus.collect_cases() if c.name in wanted}
     core = ov.Core()
     out: dict[str, ov_corpus.CorpusCase] = {}
     for name in wanted:

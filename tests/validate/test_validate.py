@@ -3,7 +3,7 @@ the API and CLI contracts, and the documented rule table.
 
 Ground truth for "sound" is OpenVINO itself: every IR here was written by
 ``ov.save_model`` (from the ONNX control-flow node cases, from OpenVINO's own
-Python op builders, or the whole ONNX node corpus of ``tests/support/ov_corpus.py``)
+Python op builders, or the whole ONNX node corpus of ``irtool/crosscheck/corpus.py``)
 and compiled by OpenVINO's CPU plugin, so the validator must report no error.
 The rule-by-rule tests on mutated IR are in ``test_validate_rules.py``.
 """
@@ -181,7 +181,7 @@ def test_nested_if_in_loop_is_walked(ov_built_irs: dict[str, Path]) -> None:
 @pytest.mark.slow
 def test_whole_ov_corpus_is_clean() -> None:
     """Every IR of the OpenVINO-written ONNX node corpus validates with no error."""
-    from support import ov_corpus
+    from irtool.crosscheck import corpus as ov_corpus
 
     cases = ov_corpus.corpus_cases()
     assert len(cases) > 1000, "suspiciously small corpus"

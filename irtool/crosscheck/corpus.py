@@ -25,12 +25,13 @@ Layout of the cache directory::
 
 Command line::
 
-    python tests/support/ov_corpus.py --build [--limit N] [--workers W] [--fresh]
-    python tests/support/ov_corpus.py --ops       # distinct (type, version) over ok cases
+    python -m irtool.crosscheck.corpus --build [--limit N] [--workers W] [--fresh]
+    python -m irtool.crosscheck.corpus --ops       # distinct (type, version) over ok cases
 
-OpenVINO can segfault or abort on some inputs, so the build runs in child
-processes that append one JSON line per case to a progress file; the parent
-restarts a child that died, recording the case it died on as failed.
+OpenVINO can segfault, abort or hang on some inputs, so the cases run in the
+workers of ``irtool.crosscheck.workers``: a case whose worker dies or overruns
+is recorded as failed, and the build goes on. Each finished case is appended to
+a progress file at once, so an interrupted build resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -43,19 +44,20 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
 import xml.etree.ElementTree as ET
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..files import write_npz
+from .workers import Outcome, Pool, exit_reason, serve
 
 MANIFEST = "manifest.json"
 BUILD_SUBDIR = "_build"
@@ -67,9 +69,6 @@ CASE_TIMEOUT_S = 120.0
 # A worker exits after this many cases and is started afresh, so that whatever
 # OpenVINO caches per compiled model cannot accumulate over the whole corpus.
 CASES_PER_WORKER_RUN = 500
-# Consecutive worker deaths without a case in flight (e.g. an import error)
-# mean the build cannot make progress: give up instead of looping forever.
-MAX_BARREN_RESTARTS = 3
 
 # ---------------------------------------------------------------------------
 # Versions and locations
@@ -267,7 +266,8 @@ def _as_array(value: Any) -> np.ndarray:
     return np.require(value, requirements="C")
 
 
-def _compare(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
+def compare_output(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
+                   ) -> str | None:
     """Why ``actual`` differs from ``expected`` (onnx backend-test rules), or None."""
     if actual.shape != expected.shape:
         return f"shape {actual.shape} != expected {expected.shape}"
@@ -345,7 +345,7 @@ def _check_outputs(
         found = [arr for names, _, arr in outputs if name in names]
         if not found:
             raise CaseFailure(f"{stage}: no OpenVINO output named {name!r}")
-        why = _compare(found[0], ref, rtol, atol)
+        why = compare_output(found[0], ref, rtol, atol)
         if why:
             raise CaseFailure(f"{stage}: output {name!r}: {why}")
 
@@ -356,19 +356,6 @@ def xml_ops(xml_path: Path) -> list[list[str]]:
     # iter() descends into body/then_body/else_body, which hold <layer>s too.
     pairs = {(el.get("type", ""), el.get("version", "")) for el in root.iter("layer")}
     return [list(p) for p in sorted(pairs)]
-
-
-def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write an ``.npz`` that ``np.load`` reads back keyed exactly by ``arrays``' keys.
-
-    ``np.savez(file, **arrays)`` would clash with its own parameter names
-    (``file``, ``allow_pickle``) if a tensor were called that, so the archive is
-    written the same way savez does it, by hand.
-    """
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for key, arr in arrays.items():
-            with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
 
 
 def run_case(case: Any, out_root: Path, core: Any, config: dict[str, str]) -> dict[str, Any]:
@@ -429,8 +416,8 @@ def run_case(case: Any, out_root: Path, core: Any, config: dict[str, str]) -> di
         if len(expected_out) != len(re_outputs):
             raise CaseFailure("reloaded IR: two outputs share an any_name")
 
-        _savez(partial / "inputs.npz", used)
-        _savez(partial / "expected.npz", expected_out)
+        write_npz(partial / "inputs.npz", used)
+        write_npz(partial / "expected.npz", expected_out)
         record["ops"] = xml_ops(xml_path)
         shutil.rmtree(final, ignore_errors=True)
         os.replace(partial, final)
@@ -447,7 +434,7 @@ def run_case(case: Any, out_root: Path, core: Any, config: dict[str, str]) -> di
     return record
 
 
-def _collect_cases() -> list[Any]:
+def collect_cases() -> list[Any]:
     # Generating the cases runs numpy reference code that warns a lot (overflow,
     # invalid value, ...); none of it matters here.
     with warnings.catch_warnings():
@@ -457,93 +444,52 @@ def _collect_cases() -> list[Any]:
         return list(collect_testcases())
 
 
-def _worker_main(todo_path: Path, progress_path: Path, out_root: Path, threads: int) -> int:
-    """Child process: run the cases named in ``todo_path`` and append to ``progress_path``."""
-    warnings.simplefilter("ignore")
-    np.seterr(all="ignore")
-    import openvino as ov
+def _worker_main(out_root: Path, threads: int) -> int:
+    """A worker of ``build``: the cases and an OpenVINO core loaded once, then one case
+    (by name) per job."""
+    state: dict[str, Any] = {}
 
-    names: list[str] = json.loads(todo_path.read_text(encoding="utf-8"))
-    by_name = {c.name: c for c in _collect_cases()}
-    core = ov.Core()
-    # f32 precision: some CPUs would otherwise run f32 models in bf16 and miss
-    # the tolerance; threads: workers share the cores instead of fighting.
+    def setup() -> None:
+        warnings.simplefilter("ignore")
+        np.seterr(all="ignore")
+        import openvino as ov
+
+        state["cases"] = {c.name: c for c in collect_cases()}
+        state["core"] = ov.Core()
+
+    # f32 precision: some CPUs would otherwise run f32 models in bf16 and miss the
+    # tolerance; threads: workers share the cores instead of fighting.
     config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": str(threads)}
-    with progress_path.open("a", encoding="utf-8") as log:
-        for name in names[:CASES_PER_WORKER_RUN]:
-            # The "start" line tells the parent which case was in flight if
-            # OpenVINO takes the whole process down.
-            log.write(json.dumps({"start": name}) + "\n")
-            log.flush()
-            case = by_name.get(name)
-            if case is None:
-                record = {"name": name, "ok": False, "reason": "case vanished", "ops": []}
-            else:
-                record = run_case(case, out_root, core, config)
-            log.write(json.dumps({"result": record}) + "\n")
-            log.flush()
-    return 0
+
+    def handle(name: str) -> dict[str, Any]:
+        case = state["cases"].get(name)
+        if case is None:
+            return {"name": name, "ok": False, "reason": "case vanished", "ops": []}
+        return run_case(case, out_root, state["core"], config)
+
+    return serve(handle, setup)
 
 
 def _list_main() -> int:
     """Child process: print the case names as JSON (keeps the test cases out of the parent)."""
-    print(json.dumps([c.name for c in _collect_cases()]))
+    print(json.dumps([c.name for c in collect_cases()]))
     return 0
 
 
 # ---------------------------------------------------------------------------
-# Parent side: supervise workers, survive their crashes, write the manifest
-
-
-class _Tail:
-    """Reads the complete JSON lines appended to a file since the last call."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.buffer = b""
-
-    def read(self) -> Iterator[dict[str, Any]]:
-        try:
-            with self.path.open("rb") as fh:
-                fh.seek(self.offset)
-                chunk = fh.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(chunk)
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
-            with contextlib.suppress(ValueError):
-                yield json.loads(line)
-
-
-@dataclasses.dataclass
-class _Slot:
-    """One worker lane: its remaining cases and the process currently on them."""
-
-    index: int
-    remaining: list[str]
-    progress: Path
-    tail: _Tail
-    proc: subprocess.Popen[bytes] | None = None
-    current: str | None = None
-    started: float = 0.0
-    barren: int = 0
+# Parent side: the cases in workers, each result logged, the manifest written
 
 
 def _read_done(build_dir: Path) -> dict[str, dict[str, Any]]:
+    """The results earlier runs logged (resuming an interrupted build)."""
     done: dict[str, dict[str, Any]] = {}
     for path in sorted(build_dir.glob("progress-*.jsonl")):
-        for entry in _Tail(path).read():
-            if "result" in entry:
-                done[entry["result"]["name"]] = entry["result"]
+        for line in path.read_bytes().split(b"\n"):
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict) and "result" in entry:
+                    done[entry["result"]["name"]] = entry["result"]
     return done
-
-
-def _append(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"result": record}) + "\n")
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
@@ -575,17 +521,11 @@ def _locked(directory: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
-
-
 def _list_case_names() -> list[str]:
     out = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--_list"],
+        [sys.executable, "-m", "irtool.crosscheck.corpus", "--_list"],
         capture_output=True,
-        env=_child_env(),
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
     )
     if out.returncode != 0:
         tail = out.stderr.decode(errors="replace")[-2000:]
@@ -642,16 +582,7 @@ def build(
             f"ov-corpus: {len(selected)} cases selected, {len(selected) - len(todo)} already "
             f"done, running {len(todo)} on {n_workers} worker(s) -> {directory}"
         )
-        # Interleaved slices balance the load: neighbouring cases (same op)
-        # tend to cost alike.
-        slots = []
-        for i in range(n_workers):
-            progress = build_dir / f"progress-{i}.jsonl"
-            tail = _Tail(progress)
-            list(tail.read())  # skip what earlier runs wrote; `done` has it
-            slots.append(_Slot(i, todo[i::n_workers], progress, tail))
-
-        _supervise(slots, build_dir, directory, done, threads, say, t0, len(todo))
+        _run_cases(todo, directory, build_dir, n_workers, threads, done, say, t0)
         shutil.rmtree(build_dir / "partial", ignore_errors=True)
 
         # The per-case "name" is the manifest key already.
@@ -668,127 +599,45 @@ def build(
     return manifest
 
 
-def _supervise(
-    slots: list[_Slot],
-    build_dir: Path,
-    out_root: Path,
-    done: dict[str, dict[str, Any]],
-    threads: int,
-    say: Callable[[str], None],
-    t0: float,
-    total: int,
-) -> None:
-    """Run workers over their slots until every slot is empty, restarting the dead."""
-    script = str(Path(__file__).resolve())
+def _run_cases(todo: list[str], out_root: Path, build_dir: Path, workers: int, threads: int,
+               done: dict[str, dict[str, Any]], say: Callable[[str], None], t0: float) -> None:
+    """The cases in ``todo`` in worker processes; each result into ``done`` and the log."""
+    progress = build_dir / "progress-0.jsonl"
     finished = 0
-    next_report = 100
 
-    def spawn(slot: _Slot) -> None:
-        todo_path = build_dir / f"todo-{slot.index}.json"
-        todo_path.write_text(json.dumps(slot.remaining), encoding="utf-8")
-        stderr = (build_dir / f"worker-{slot.index}.log").open("ab")
-        slot.proc = subprocess.Popen(
-            [
-                sys.executable,
-                script,
-                "--_worker",
-                str(todo_path),
-                str(slot.progress),
-                str(out_root),
-                str(threads),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            env=_child_env(),
-            # Own process group: a hung worker can be killed with all it started.
-            start_new_session=True,
-        )
-        stderr.close()
-        slot.current = None
-
-    def record(slot: _Slot, rec: dict[str, Any]) -> None:
+    def record(outcome: Outcome) -> None:
         nonlocal finished
-        # The parent's own crash records land in the progress file too, so
-        # the tail reads them again: count each case once.
-        finished += rec["name"] not in done
-        done[rec["name"]] = rec
-        with contextlib.suppress(ValueError):
-            slot.remaining.remove(rec["name"])
+        name = outcome.job
+        if outcome.ok:
+            rec = outcome.value
+        else:
+            if outcome.status == "crash":
+                why = f"crashed: worker died with {_describe_rc(outcome.returncode or 0)}"
+            elif outcome.status == "timeout":
+                why = f"timeout: no result after {CASE_TIMEOUT_S:.0f} s"
+            else:
+                why = f"error: {outcome.reason}"
+            rec = {"name": name, "ok": False, "reason": why, "ops": []}
+            say(f"ov-corpus: {name}: {why}")
+            # The case may have left a half-written output behind.
+            shutil.rmtree(out_root / name, ignore_errors=True)
+            shutil.rmtree(build_dir / "partial" / name, ignore_errors=True)
+        done[name] = rec
+        with progress.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"result": rec}) + "\n")
+        finished += 1
+        if finished % 100 == 0:
+            say(f"ov-corpus: {finished}/{len(todo)} in {time.monotonic() - t0:.0f} s")
 
-    def drain(slot: _Slot) -> None:
-        for entry in slot.tail.read():
-            if "start" in entry:
-                slot.current, slot.started = entry["start"], time.monotonic()
-            elif "result" in entry:
-                record(slot, entry["result"])
-                slot.current = None
-                slot.barren = 0
-
-    try:
-        for slot in slots:
-            if slot.remaining:
-                spawn(slot)
-        while any(s.proc is not None for s in slots):
-            time.sleep(0.2)
-            for slot in slots:
-                if slot.proc is None:
-                    continue
-                drain(slot)
-                rc = slot.proc.poll()
-                hung = (
-                    rc is None
-                    and slot.current is not None
-                    and time.monotonic() - slot.started > CASE_TIMEOUT_S
-                )
-                if hung:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(slot.proc.pid, signal.SIGKILL)
-                    slot.proc.wait()
-                    rc = slot.proc.returncode
-                if rc is None:
-                    continue
-                drain(slot)  # lines written between the last read and the exit
-                if rc != 0 or hung:
-                    if slot.current is None:
-                        slot.barren += 1
-                        if slot.barren >= MAX_BARREN_RESTARTS:
-                            log_path = build_dir / f"worker-{slot.index}.log"
-                            tail = log_path.read_text(errors="replace")[-2000:]
-                            raise RuntimeError(f"ov-corpus worker keeps dying (rc={rc}):\n{tail}")
-                    else:
-                        why = (
-                            f"timeout: no result after {CASE_TIMEOUT_S:.0f} s"
-                            if hung
-                            else f"crashed: worker died with {_describe_rc(rc)}"
-                        )
-                        rec = {"name": slot.current, "ok": False, "reason": why, "ops": []}
-                        _append(slot.progress, rec)
-                        record(slot, rec)
-                        say(f"ov-corpus: {slot.current}: {why}")
-                        # The crashed case may have left a half-written output.
-                        shutil.rmtree(out_root / slot.current, ignore_errors=True)
-                        shutil.rmtree(build_dir / "partial" / slot.current, ignore_errors=True)
-                slot.proc = None
-                if slot.remaining:
-                    spawn(slot)
-            if finished >= next_report:
-                next_report += 100
-                say(f"ov-corpus: {finished}/{total} in {time.monotonic() - t0:.0f} s")
-    finally:
-        for slot in slots:
-            if slot.proc is not None and slot.proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(slot.proc.pid, signal.SIGKILL)
-                slot.proc.wait()
+    with Pool("irtool.crosscheck.corpus", ["--_worker", str(out_root), str(threads)],
+              workers=workers, timeout=CASE_TIMEOUT_S, jobs_per_worker=CASES_PER_WORKER_RUN,
+              name="ov-corpus workers") as pool:
+        pool.run(todo, record)
 
 
 def _describe_rc(rc: int) -> str:
-    if rc < 0:
-        try:
-            return f"signal {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"signal {-rc}"
-    return f"exit code {rc}"
+    reason = exit_reason(rc)
+    return f"signal {reason}" if rc < 0 else f"exit code {rc}"
 
 
 # ---------------------------------------------------------------------------
@@ -796,11 +645,10 @@ def _describe_rc(rc: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python tests/support/ov_corpus.py --build [--limit N]`` / ``--ops`` / ``--summary``."""
+    """``python -m irtool.crosscheck.corpus --build [--limit N]`` / ``--ops`` / ``--summary``."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--_worker":
-        todo, progress, out_root, threads = argv[1:5]
-        return _worker_main(Path(todo), Path(progress), Path(out_root), int(threads))
+        return _worker_main(Path(argv[1]), int(argv[2]))
     if argv and argv[0] == "--_list":
         return _list_main()
 

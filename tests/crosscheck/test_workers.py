@@ -1,0 +1,44 @@
+"""``irtool.crosscheck.workers``: the one pool of child processes. Jobs that crash their
+worker or hang are outcomes, not the end of the run; the other jobs still get done."""
+
+from __future__ import annotations
+
+import pytest
+from support import TESTS
+
+from irtool.crosscheck.workers import Pool
+
+ENV = {"PYTHONPATH": str(TESTS)}
+
+
+def test_crashes_hangs_and_errors_are_outcomes() -> None:
+    jobs = [("double", 2), ("crash", 0), ("print", 4), ("hang", 0), ("raise", "bad input"),
+            ("double", 5)]
+    with Pool("support.toy_worker", workers=2, timeout=3, attempts=2, env=ENV) as pool:
+        outcomes = {o.job: o for o in pool.run(jobs)}
+    assert len(outcomes) == len(jobs)
+    assert (outcomes[("double", 2)].status, outcomes[("double", 2)].value) == ("ok", 4)
+    assert (outcomes[("print", 4)].status, outcomes[("print", 4)].value) == ("ok", 8)
+    assert outcomes[("double", 5)].value == 10
+    crash = outcomes[("crash", 0)]
+    assert (crash.status, crash.reason, crash.returncode) == ("crash", "SIGSEGV", -11)
+    assert (outcomes[("hang", 0)].status, outcomes[("hang", 0)].reason) == \
+        ("timeout", "no result within 3 s")
+    assert (outcomes[("raise", "bad input")].status, outcomes[("raise", "bad input")].reason) \
+        == ("error", "bad input")
+
+
+def test_workers_are_kept_between_runs_and_replaced_after_their_quota() -> None:
+    with Pool("support.toy_worker", env=ENV) as pool:
+        first = pool.call(("pid", 0)).value
+        assert pool.call(("pid", 0)).value == first
+    with Pool("support.toy_worker", jobs_per_worker=2, env=ENV) as pool:
+        pids = [o.value for o in pool.run([("pid", 0)] * 5)]
+    assert pids[0] == pids[1] != pids[2] == pids[3] != pids[4], pids
+
+
+def test_a_worker_that_cannot_start_stops_the_run() -> None:
+    pool = Pool("support.toy_worker", env={**ENV, "TOY_WORKER_FAILS": "1"}, name="toy workers")
+    with pytest.raises(RuntimeError, match=r"toy workers failed to start: .*cannot start"):
+        pool.run([("double", 1)])
+    pool.close()

@@ -1,0 +1,35 @@
+"""A worker for the tests of ``irtool.crosscheck.workers``: jobs that succeed, raise,
+crash the process or hang, on purpose. Run as ``python -m support.toy_worker``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from irtool.crosscheck.workers import serve
+
+
+def handle(job: tuple[str, object]) -> object:
+    kind, value = job
+    if kind == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if kind == "hang":
+        time.sleep(600)
+    if kind == "raise":
+        raise ValueError(value)
+    if kind == "print":
+        print("noise on stdout")  # must not reach the protocol
+    if kind == "pid":
+        return os.getpid()
+    return value * 2  # type: ignore[operator]
+
+
+def setup() -> None:
+    if os.environ.get("TOY_WORKER_FAILS"):
+        raise SystemExit("toy worker: cannot start")
+
+
+if __name__ == "__main__":
+    sys.exit(serve(handle, setup))
