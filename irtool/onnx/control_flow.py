@@ -36,11 +36,9 @@ from ..ir.types import ELEMENT_TYPES
 from ..opset import TensorInfo, make_op
 from ..passes.prune import prune_graph
 from .context import NodeContext, Scope, Value, onnx_op
+from .ops._util import BOOL, I64, INT64_MAX
 from .tensor_types import refine, tensor_info_from_type, union, value_infos
 
-I64 = ELEMENT_TYPES["i64"]
-BOOL = ELEMENT_TYPES["boolean"]
-INT64_MAX = np.iinfo(np.int64).max
 _MAX_RELAXATIONS = 8
 
 

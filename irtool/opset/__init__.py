@@ -9,6 +9,7 @@ import pkgutil
 
 from .base import (
     REQUIRED,
+    Kernel,
     NumpyCall,
     Op,
     TensorInfo,
@@ -24,6 +25,6 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "REQUIRED", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op",
+    "REQUIRED", "Kernel", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op",
     "register", "registered",
 ]

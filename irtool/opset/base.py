@@ -48,6 +48,11 @@ class NumpyCall:
     matmul: bool = False
 
 
+Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
+"""A compute function: input arrays in, output arrays out (``Op.compute`` and the
+runtime's specialised kernels)."""
+
+
 class AttributeParseError(ValueError):
     """An attribute that is missing or malformed (wrapped with the layer by callers)."""
 

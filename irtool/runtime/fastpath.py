@@ -26,9 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.graph import Layer
-from ..opset import Op
+from ..opset import Kernel, Op
 
-Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 Specialiser = Callable[[Op, Sequence["np.ndarray | None"]], "Kernel | None"]
 
 

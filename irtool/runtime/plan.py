@@ -23,11 +23,9 @@ import numpy as np
 from ..bulk import paused_gc
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
-from ..opset import make_op
+from ..opset import Kernel, make_op
 from .declared import Verifier
 from .fastpath import Inline, inline_for, specialise
-
-Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 
 
 @dataclass
