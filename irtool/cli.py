@@ -204,6 +204,10 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in ("convert", "check") or str(getattr(args, "model", "")).endswith(".onnx"):
+        from . import onnx_analysis
+
+        onnx_analysis.prestart()  # its worker loads while this process does
     try:
         return int(args.func(args))
     except IRToolError as err:

@@ -25,6 +25,7 @@ from pathlib import Path
 import onnx
 import onnx.inliner
 
+from .. import onnx_analysis as analysis
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
@@ -72,6 +73,7 @@ class Converter:
                  base_dir: PathLike | None = None) -> None:
         self.source: str | None = None
         self.slice_inputs = slice_inputs
+        analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
         self.opset = self._opset(self.proto)
         # Element types of the empty sequences (see ``sequences``), set by ``convert``.
@@ -157,18 +159,10 @@ class Converter:
             f"type{'s' if len(counts) > 1 else ''} (opset {self.opset}): {'; '.join(parts)}",
             file=self.source)
 
-    @staticmethod
-    def _infer_shapes(proto: onnx.ModelProto) -> onnx.ModelProto:
-        try:
-            return onnx.shape_inference.infer_shapes(proto, data_prop=True)
-        except Exception:  # inference is a help, not a requirement: keep the raw model
-            return proto
-
     # -- conversion -----------------------------------------------------------
     def convert(self) -> Model:
         """Check, translate and post-process the whole model."""
         from . import sequences
-        from .passes.slice_inputs import slice_loop_inputs
 
         proto = self.proto
         check_model(proto, self.source)
@@ -178,10 +172,24 @@ class Converter:
                 proto = onnx.inliner.inline_local_functions(proto)
             except Exception as err:
                 raise self.error(f"cannot inline the model's local functions: {err}") from None
-        proto = self._infer_shapes(proto)
+        verdict = analysis.analyse(proto)
+        proto = verdict.inferred or proto  # without inference the translators still decide
         self.sequence_elements = sequences.element_types(proto)
         self._check_ops(proto.graph)
+        if verdict.invalid is not None and analysis.REFUSED.search(verdict.invalid):
+            raise self.error(f"not a valid ONNX model: {verdict.invalid}")
         self.proto = proto
+        try:
+            return self._translate(proto)
+        except InternalError as err:
+            # Where ONNX's checker already called the model invalid, that is the reason.
+            if verdict.invalid is None:
+                raise
+            raise self.error(f"not a valid ONNX model: {verdict.invalid}") from err
+
+    def _translate(self, proto: onnx.ModelProto) -> Model:
+        from .passes.slice_inputs import slice_loop_inputs
+
         scope = Scope(frontend_builder(), description="main graph")
         graph = proto.graph
         infos = value_infos(graph)
@@ -202,7 +210,6 @@ class Converter:
             prune_model(model)
         refuse_invalid_ir(model, self.source)
         return model
-
 
     def translate_graph(self, graph: onnx.GraphProto, scope: Scope) -> None:
         """Translate the initializers and nodes of ``graph`` into ``scope``.

@@ -10,6 +10,8 @@ test says so (an independent witness that the model is bad).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,10 +129,15 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
                                  False),
     "constant_of_undefined_type": (
         lambda: _constant(_tensor(T.UNDEFINED, [1], [])),
-        ("node const", "cannot read value"), True),
+        ("node const", "cannot read value", "UNDEFINED"), True),
     "constant_whose_data_misses_its_dims": (
         lambda: _constant(_tensor(T.FLOAT, [3], [1.0])),
         ("node const", "cannot read value"), True),
+    "attribute_of_the_wrong_type": (
+        lambda: _model([h.make_node("Split", ["x"], ["a", "b"], axis=1.5, name="split")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                       [h.make_tensor_value_info(n, T.FLOAT, [1]) for n in "ab"]),
+        ("not a valid ONNX model", "node split", "Mismatched attribute type"), True),
     "sparse_constant_of_2_pow_40_elements": (
         lambda: _constant(sparse=h.make_sparse_tensor(
             h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),
@@ -223,6 +230,21 @@ def test_if_branches_of_different_ranks_compute_what_onnxruntime_does(tmp_path: 
             run_openvino(path, {"c": np.array(True)})
 
 
+def test_split_that_aborts_onnx_shape_inference_is_refused_in_a_live_process(
+        tmp_path: Path) -> None:
+    """num_outputs=2 for 3 outputs makes onnx's C++ shape inference abort (SIGABRT) when
+    it runs in-process; the converter survives it and names the node."""
+    path = tmp_path / "split.onnx"
+    onnx.save(_split(2, 3), path)
+    proc = subprocess.run([sys.executable, "-m", "irtool", "convert", str(path), "-o",
+                           str(tmp_path / "out.xml")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "node split" in proc.stderr, proc.stderr
+    assert "num_outputs is 2 but the node has 3 outputs" in proc.stderr
+    assert not (tmp_path / "out.xml").exists()
+
+
 def test_a_translator_bug_is_an_internal_error_naming_the_node(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -282,3 +304,49 @@ def test_check_refuses_random_inputs_too_large_to_make(tmp_path: Path,
     assert rc == 1
     assert err[-1].startswith("irtool check: input 'x' of shape [1048576, 1048576] would take "
                               "4.1e+03 GiB"), err
+
+
+def test_what_real_exporters_write_is_not_refused_for_the_checker_s_sake() -> None:
+    """ONNX's checker asks for more than runtimes need; irtool refuses none of that: a
+    value_info without a shape (scikit-learn's exporters), nodes out of order, an unnamed
+    body graph. The same model with an attribute irtool would misread is refused."""
+    model = _relu()
+    model.graph.value_info.append(onnx.ValueInfoProto(name="y"))  # no type at all
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    model.graph.node.insert(0, h.make_node("Neg", ["y"], ["z"], name="late"))
+    model.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, [2]))
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model)
+    feed = {"x": np.array([-1.0, 2.0], np.float32)}
+    got = irtool.run(irtool.convert(model), feed)
+    np.testing.assert_array_equal(got["z"], -np.maximum(feed["x"], 0))
+    model.graph.node.append(model.graph.node.pop(0))  # in order: the checker looks further
+    model.graph.node[0].op_type = "LeakyRelu"
+    model.graph.node[0].attribute.append(h.make_attribute("alpha", 2))  # an int, not a float
+    with pytest.raises(irtool.ConversionError, match="node r: Mismatched attribute type"):
+        irtool.convert(model)
+
+
+def test_tensors_the_translators_read_are_checked_without_onnx_s_checker() -> None:
+    """When ONNX's worker gives no answer the translators decide alone: a tensor whose data
+    does not fill its dims, or of an undefined type, is the node's error."""
+    from irtool.onnx.context import tensor_array
+
+    for tensor, words in ((_tensor(T.FLOAT, [3], [1.0]), "cannot read value: ValueError"),
+                          (_tensor(T.UNDEFINED, [1], []), "cannot read value: TypeError")):
+        with pytest.raises(irtool.ConversionError, match=words):
+            tensor_array(tensor, "value", irtool.ConversionError)
+
+
+def test_a_crash_in_onnx_leaves_the_converter_standing() -> None:
+    """The worker running ONNX's shape inference dies (SIGABRT) on this model; the next
+    conversion gets a fresh worker and ONNX's help again."""
+    from irtool import onnx_analysis
+
+    broken = onnx_analysis.analyse(_split(2, 3))
+    assert broken.failure == "SIGABRT" and broken.inferred is None
+    fine = onnx_analysis.analyse(_split(2, 2))
+    assert fine.failure is None and fine.invalid is None and fine.inferred is not None
+    # The outputs were declared without a shape; ONNX's inference gave them [3] each.
+    assert [[d.dim_value for d in o.type.tensor_type.shape.dim]
+            for o in fine.inferred.graph.output] == [[3], [3]]
