@@ -13,13 +13,16 @@ declarations only, never tensor data, so they cost little next to the conversion
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import cache
 
 import onnx
 
 from ..errors import ConversionError
+from ..ir.types import ElementType
 from ..ir.xml_reader import MAX_DIM
 from .protos import subgraphs
+from .tensor_types import ONNX_TO_ELEMENT_TYPE
 
 # Characters XML 1.0 cannot hold, plus tab, newline and carriage return, which it can but
 # which would break the one-line messages that name a value.
@@ -130,3 +133,52 @@ class _Checker:
             if dim > MAX_DIM:
                 raise self.fail(f"{what} declares the dimension {dim}, larger than any tensor "
                                 f"(irtool's limit is {MAX_DIM})", node)
+
+
+def check_input_types(node: onnx.NodeProto, opset: int,
+                      types: Sequence[ElementType | None]) -> str | None:
+    """Why the inputs' element types (``types``, None where absent) break the type
+    constraints of ``node``'s ONNX schema at ``opset``, or None. onnxruntime refuses such a
+    node too; a translator would build ops on a type they do not take (a ThresholdedRelu of
+    strings made a string constant of its alpha)."""
+    formal = _formal_types(node.op_type, opset)
+    if not formal:
+        return None
+    for i, et in enumerate(types):
+        if et is None:
+            continue
+        name, allowed = formal[min(i, len(formal) - 1)]
+        if not allowed:
+            continue
+        given = f"tensor({_ONNX_NAME.get(et, et.name)})"
+        if given not in allowed:
+            shown = ", ".join(sorted(t[7:-1] for t in allowed))
+            return (f"input {i} ({name}) is {given}; {node.op_type} takes tensor({shown}) "
+                    "there")
+    return None
+
+
+@cache
+def _formal_types(op_type: str, opset: int) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each formal input's name and the tensor types it allows (empty: no constraint on
+    tensors, e.g. a sequence); nothing when ONNX has no schema for the op."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, "")
+    except Exception:  # SchemaError: an op onnx does not know at this opset
+        return ()
+    constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    out = []
+    for param in schema.inputs:
+        allowed = constraints.get(_ERRATA.get((op_type, schema.since_version, param.name),
+                                              param.type_str), [param.type_str])
+        out.append((param.name, frozenset(t for t in allowed if t.startswith("tensor("))))
+    return tuple(out)
+
+
+_ERRATA = {("Tile", 1, "tiles"): "T1", ("Tile", 1, "axis"): "T1"}
+"""Schema slips: Tile-1 declares T1 (int64) for tiles and axis but types them T (floats);
+exporters and runtimes take them as int64."""
+
+
+_ONNX_NAME = {et: onnx.TensorProto.DataType.Name(code).lower()
+              for code, et in ONNX_TO_ELEMENT_TYPE.items()}

@@ -229,6 +229,10 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
 
     iter_info = tensor_info_from_type(graph.input[0].type)
     iter_shape = iter_info.shape if iter_info is not None and iter_info.shape is not None else ()
+    if len(iter_shape) > 1 or any(d not in (-1, 1) for d in iter_shape):
+        raise ctx.error(f"{what}: the iteration number (input 0) is declared of shape "
+                        f"{list(iter_shape)}; it is a scalar")
+    iter_shape = tuple(1 if d < 0 else d for d in iter_shape)
     cond_decl = tensor_info_from_type(graph.input[1].type)
     cond_shape = cond_decl.shape if cond_decl is not None and cond_decl.shape is not None else ()
     known_cond = ctx.const_value(given_cond)

@@ -30,7 +30,7 @@ from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpE
 from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
-from .checks import check_model
+from .checks import check_input_types, check_model
 from .context import (
     NodeContext,
     Scope,
@@ -283,6 +283,10 @@ class Converter:
         ctx = NodeContext(node, scope, self.opset, self,
                           [infos.get(o) if o else None for o in node.output])
         try:
+            wrong = check_input_types(node, self.opset,
+                                      [v.element_type if v else None for v in ctx.inputs])
+            if wrong is not None:
+                raise ctx.error(wrong)
             values = list(translator(ctx))
         except IRToolError as err:
             if err.file is None and self.source is not None:

@@ -42,7 +42,9 @@ def tensor_info_from_type(type_proto: onnx.TypeProto) -> TensorInfo | None:
         return None
     if not tt.HasField("shape"):
         return TensorInfo(et, None)
-    dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim)
+    # A negative dim is unknown: shape inference computes some (-8) from a -1 it was given.
+    dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else -1
+                 for d in tt.shape.dim)
     return TensorInfo(et, dims)
 
 

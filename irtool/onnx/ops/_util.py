@@ -25,6 +25,22 @@ BOOL = ELEMENT_TYPES["boolean"]
 
 INT64_MAX = np.iinfo(np.int64).max
 
+FOLD_LIMIT = 1 << 22
+"""Elements a translator may fold into a Const from static dims; above it the run-time form
+is emitted, so that a declared dim of 2**40 asks for no memory at conversion."""
+
+MAX_CONST_BYTES = 1 << 30
+"""The largest Const a translator makes from attributes or dims (a weight in the file is
+not limited: its bytes are there already)."""
+
+
+def check_size(ctx: NodeContext, shape: Sequence[int], what: str, itemsize: int = 8) -> None:
+    """Refuse, before anything is allocated, a Const of ``shape`` over ``MAX_CONST_BYTES``."""
+    size = int(np.prod([max(int(d), 0) for d in shape], dtype=object)) * itemsize
+    if size > MAX_CONST_BYTES:
+        raise ctx.error(f"{what} of shape {list(shape)} would take {size / 2**30:.3g} GiB "
+                        f"(at most {MAX_CONST_BYTES >> 30} GiB are made)")
+
 
 # -- constants ------------------------------------------------------------------------
 def i64(ctx: NodeContext, values: Any) -> Value:

@@ -8,6 +8,7 @@ import numpy as np
 from ...opset import TensorInfo
 from ..context import NodeContext, Value, onnx_op
 from ._util import (
+    FOLD_LIMIT,
     I64,
     binary,
     const_of,
@@ -125,7 +126,7 @@ def trilu(ctx: NodeContext) -> list[Value | None]:
     k_const = ctx.const_value(k_value) if k_value is not None else np.int64(0)
     zero = const_of(ctx, 0, x)
     rows_n, cols_n = (x.shape[-2], x.shape[-1]) if x.shape is not None else (-1, -1)
-    if k_const is not None and rows_n >= 0 and cols_n >= 0:
+    if k_const is not None and 0 <= rows_n * cols_n <= FOLD_LIMIT and rows_n >= 0:
         k = int(np.asarray(k_const).ravel()[0])
         ones = np.ones((rows_n, cols_n), dtype=bool)
         mask = np.triu(ones, k) if upper else np.tril(ones, k)
@@ -186,7 +187,8 @@ def eye_like(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     et = onnx_type(ctx, ctx.attr("dtype")) if ctx.has_attr("dtype") else x.element_type
     k = int(ctx.attr("k", 0))
-    if x.shape is not None and len(x.shape) == 2 and all(d >= 0 for d in x.shape):
+    if x.shape is not None and len(x.shape) == 2 and all(d >= 0 for d in x.shape) \
+            and x.shape[0] * x.shape[1] <= FOLD_LIMIT:
         return [ctx.const(np.eye(x.shape[0], x.shape[1], k, dtype=et.dtype), et)]
     rows = dim_of(ctx, x, 0, keep_1d=False)
     cols = dim_of(ctx, x, 1, keep_1d=False)

@@ -14,6 +14,7 @@ from ._util import (
     BOOL,
     I64,
     binary,
+    check_size,
     const_of,
     convert,
     dim_of,
@@ -278,6 +279,9 @@ def max_unpool(ctx: NodeContext) -> list[Value | None]:
     dims = [(x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]
             for i in range(n)]
     natural = [*x.shape[:2], *dims]
+    if any(d < 0 for d in dims):
+        raise ctx.error(f"kernel_shape, strides and pads give the output dims {dims}")
+    check_size(ctx, natural, "the unpooled output", x.element_type.bitwidth // 8 or 1)
     zeros = ctx.const(np.zeros(int(np.prod(natural)), dtype=x.element_type.dtype),
                       x.element_type)
     flat = ctx.op1("ScatterElementsUpdate", "opset12",
@@ -494,6 +498,8 @@ def _training_dropout(ctx: NodeContext, x: Value, training: Value, ratio: Value 
 @onnx_op("Col2Im", 18)
 def col2im(ctx: NodeContext) -> list[Value | None]:
     x, image, block = (ctx.required_input(i) for i in range(3))
+    if block.shape is not None and len(block.shape) != 1:
+        raise ctx.error(f"block_shape (input 2) has shape {list(block.shape)}; it is 1-D")
     n = block.shape[0] if block.shape is not None and block.shape[0] >= 0 else 2
     pads = [int(p) for p in ctx.attr("pads", [0] * (2 * n))]
     attrs = {"strides": [int(s) for s in ctx.attr("strides", [1] * n)],

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...opset import TensorInfo
 from ..context import NodeContext, Value, onnx_op
-from ._util import I64, binary, concat_1d, const_of, convert, dim_of, emit1, i64
+from ._util import I64, binary, check_size, concat_1d, const_of, convert, dim_of, emit1, i64
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _DEFAULT_ACTIVATIONS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
@@ -33,6 +33,11 @@ def _recurrent(ctx: NodeContext) -> list[Value | None]:
     hidden = int(ctx.attr("hidden_size", 0)) or (r.shape[-1] if r.shape else 0)
     if hidden <= 0:
         raise ctx.error("hidden_size must be known")
+    rows = r.shape[1] if r.shape is not None and len(r.shape) == 3 else -1
+    if rows >= 0 and rows != gates * hidden:  # before hidden_size sizes any constant
+        raise ctx.error(f"hidden_size is {hidden} but R has {rows} rows, not {gates} x "
+                        f"{hidden}")
+    check_size(ctx, [2, (gates + 1) * hidden], "the bias")
     direction = ctx.attr("direction", "forward")
     if direction not in ("forward", "reverse", "bidirectional"):
         raise ctx.error(f"direction {direction!r} is not supported")

@@ -65,6 +65,10 @@ def reshape_(ctx: NodeContext) -> list[Value | None]:
         target = i64(ctx, list(ctx.attr("shape", [])))
     else:
         target = convert(ctx, ctx.required_input(1), I64)
+    known = ctx.const_value(target)
+    if known is not None and (np.any(known < -1) or np.count_nonzero(known == -1) > 1):
+        raise ctx.error(f"shape {np.asarray(known).tolist()}: a dim is at least -1, and only "
+                        "one may be -1")
     # ONNX: 0 copies the input dim unless allowzero=1 (then 0 is a real 0).
     special_zero = not bool(ctx.attr("allowzero", 0))
     return [emit1(ctx, "Reshape", "opset1", [x, target], {"special_zero": special_zero})]
