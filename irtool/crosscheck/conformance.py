@@ -18,7 +18,7 @@ path can be fed with or return).
 
 OpenVINO can abort the process or hang, so ``run_cases`` hands (case, path)
 jobs to worker processes (``python -m irtool.crosscheck.conformance --worker``, a
-pool of ``irtool.crosscheck.workers``); a worker that dies or overruns is killed
+pool of ``irtool.workers``); a worker that dies or overruns is killed
 and replaced. Reasons are single lines made deterministic (no temporary paths,
 addresses or OpenVINO's process-wide node counters), so a report generated
 twice from the same installed versions is identical.
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .workers import Outcome, Pool, exit_reason, serve
+from ..workers import Outcome, Pool, exit_reason, serve
 
 PATHS = ("openvino", "irtool-openvino", "irtool")
 PATH_TITLES = {

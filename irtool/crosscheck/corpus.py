@@ -29,7 +29,7 @@ Command line::
     python -m irtool.crosscheck.corpus --ops       # distinct (type, version) over ok cases
 
 OpenVINO can segfault, abort or hang on some inputs, so the cases run in the
-workers of ``irtool.crosscheck.workers``: a case whose worker dies or overruns
+workers of ``irtool.workers``: a case whose worker dies or overruns
 is recorded as failed, and the build goes on. Each finished case is appended to
 a progress file at once, so an interrupted build resumes where it stopped.
 """
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from ..files import write_npz
-from .workers import Outcome, Pool, exit_reason, serve
+from ..workers import Outcome, Pool, exit_reason, serve
 
 MANIFEST = "manifest.json"
 BUILD_SUBDIR = "_build"

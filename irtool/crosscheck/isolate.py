@@ -1,7 +1,7 @@
 """Run a backend in a child process, so that a crash or hang of OpenVINO is a reason, not an end.
 
 ``Isolated(backend)`` is itself a backend. Its runs go to one worker of
-``irtool.crosscheck.workers`` (``python -m irtool.crosscheck._isolate_child``),
+``irtool.workers`` (``python -m irtool.crosscheck._isolate_child``),
 started on first use and reused for later calls in this process; a worker that
 dies (a segfault, an abort) or overruns is replaced. Backends and inputs travel
 pickled.
@@ -14,8 +14,8 @@ import atexit
 import numpy as np
 
 from ..errors import BackendError
+from ..workers import Pool, serve
 from .backends import Backend, Feed, first_line
-from .workers import Pool, serve
 
 # Generous: a large model may take a while to compile; a node case takes well under 1 s.
 DEFAULT_TIMEOUT_S = 600.0

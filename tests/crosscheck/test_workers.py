@@ -1,4 +1,4 @@
-"""``irtool.crosscheck.workers``: the one pool of child processes. Jobs that crash their
+"""``irtool.workers``: the one pool of child processes. Jobs that crash their
 worker or hang are outcomes, not the end of the run; the other jobs still get done."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from support import TESTS
 
-from irtool.crosscheck.workers import Pool
+from irtool.workers import Pool
 
 ENV = {"PYTHONPATH": str(TESTS)}
 
@@ -42,3 +42,14 @@ def test_a_worker_that_cannot_start_stops_the_run() -> None:
     with pytest.raises(RuntimeError, match=r"toy workers failed to start: .*cannot start"):
         pool.run([("double", 1)])
     pool.close()
+
+
+def test_a_worker_started_early_is_the_one_that_answers() -> None:
+    """start() spawns without waiting; the next call uses that worker (its process id is
+    the one start() made), so a caller can let a worker load while it does other work."""
+    with Pool("support.toy_worker", env=ENV) as pool:
+        pool.start()
+        started = pool._pool[0].proc.pid
+        assert pool.call(("pid", 0)).value == started
+        pool.start()  # already there: no second worker
+        assert len(pool._pool) == 1

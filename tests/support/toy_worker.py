@@ -1,4 +1,4 @@
-"""A worker for the tests of ``irtool.crosscheck.workers``: jobs that succeed, raise,
+"""A worker for the tests of ``irtool.workers``: jobs that succeed, raise,
 crash the process or hang, on purpose. Run as ``python -m support.toy_worker``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 
-from irtool.crosscheck.workers import serve
+from irtool.workers import serve
 
 
 def handle(job: tuple[str, object]) -> object:
