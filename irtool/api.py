@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 PathLike = str | os.PathLike
 
+OPENVINO_TIMEOUT_S = 300.0
+"""Seconds ``run(backend="openvino")`` waits for OpenVINO (which caps no loop)."""
+
 
 def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = True) -> Model:
     """Read an IR ``.xml`` (and its ``.bin``) into a ``Model``.
@@ -80,6 +83,7 @@ def run(
     *,
     backend: str = "irtool",
     max_iterations: int | None = None,
+    timeout: float = OPENVINO_TIMEOUT_S,
 ) -> dict[str, np.ndarray]:
     """Run an IR and return its outputs by tensor name.
 
@@ -89,6 +93,8 @@ def run(
     every loop of the irtool backend: one that would run longer stops with an
     ``ExecutionError`` naming it. Without it every loop, whatever its trip count,
     stops after ``irtool.runtime.DEFAULT_MAX_ITERATIONS`` (10**6) iterations.
+    OpenVINO runs in a worker process: when it crashes, or gives no result within
+    ``timeout`` seconds, a ``BackendError`` says so.
     """
     if max_iterations is not None and (isinstance(max_iterations, bool)
                                        or not isinstance(max_iterations, int)
@@ -103,10 +109,36 @@ def run(
         return Executor(load(model_or_path), max_iterations=max_iterations,
                         check=False).run(inputs)
     if backend == "openvino":
-        from .backends.openvino import run_ir
-
-        return run_ir(model_or_path, inputs)
+        return _run_openvino(model_or_path, inputs, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
+
+
+def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | Sequence[Any],
+                  timeout: float) -> dict[str, np.ndarray]:
+    """OpenVINO in a worker process: it can die of a signal or never end on an IR (a Loop it
+    runs zero times, one with no trip count), and that must be a one-line error here."""
+    import tempfile
+
+    from .crosscheck.backends import OpenVINOBackend
+    from .crosscheck.isolate import Isolated
+    from .errors import BackendError
+
+    with tempfile.TemporaryDirectory(prefix="irtool-run-") as tmp:
+        if isinstance(model_or_path, Model):
+            xml, _ = write_model(model_or_path, Path(tmp) / "model.xml")
+        else:
+            xml = Path(model_or_path)
+            if not xml.is_file():
+                raise BackendError("no such IR file", file=str(xml))
+        if not isinstance(inputs, Mapping):  # in the order of the model's inputs
+            names = read_model(xml).input_names()
+            if len(names) != len(inputs):
+                raise BackendError(f"{len(inputs)} inputs given, the model takes {len(names)}",
+                                   file=str(xml))
+            inputs = dict(zip(names, inputs))
+        shown = xml.name if isinstance(model_or_path, Model) else str(xml)
+        return Isolated(OpenVINOBackend(xml), timeout, label="OpenVINO",
+                        doing=f" running {shown}").run(inputs)
 
 
 def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:

@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_writable(args.output)
     inputs = _load_npz(args.inputs) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
-                      max_iterations=args.max_iterations)
+                      max_iterations=args.max_iterations, timeout=args.timeout)
     if args.output:
         write_npz(args.output, outputs)
         print(f"wrote {args.output} ({', '.join(outputs)})")
@@ -115,7 +115,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"irtool check: {message}...", file=sys.stderr, flush=True)
 
     report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
-                       atol=args.atol, keep_dir=args.keep, progress=progress)
+                       atol=args.atol, keep_dir=args.keep, progress=progress,
+                       timeout=args.timeout, max_iterations=args.max_iterations)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -168,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                    # equal; importing the runtime here would slow every command's start).
                    help="stop any loop that would run more than N iterations, with an error "
                         "naming it (default 1,000,000, whatever the trip count)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="OpenVINO runs in a child process, stopped after this long "
+                        "(default 300); a crash of it is one line too")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check IR files against the XSD and the spec's rules")
@@ -185,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=float, default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--keep", metavar="DIR", help="keep the converted IR in DIR")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="onnxruntime and OpenVINO each run in a child process, stopped after "
+                        "this long (default 300); their column then says so")
+    p.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                   help="irtool's runtime stops any loop beyond N iterations (default "
+                        "1,000,000)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("inspect", help="summarise an IR or ONNX model, loops and all")

@@ -33,6 +33,9 @@ from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
 from .isolate import Isolated
 
+DEFAULT_TIMEOUT_S = 300.0
+"""Seconds onnxruntime and OpenVINO may each take in a check."""
+
 if TYPE_CHECKING:
     import onnx
 
@@ -123,12 +126,16 @@ def check(model: onnx.ModelProto | str | os.PathLike,
           inputs: Mapping[str, Any] | None = None, *, seed: int = 0,
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike | None = None,
-          progress: Progress | None = None) -> CheckReport:
+          progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
+          max_iterations: int | None = None) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
     shapes, with ``shapes`` for dynamic dimensions. ``rtol``/``atol`` override the
-    float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there.
+    float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there. onnxruntime and
+    OpenVINO each run in a worker process stopped after ``timeout`` seconds (their column
+    then says so); irtool's runtime stops any loop after ``max_iterations`` (default
+    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``).
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
@@ -149,11 +156,12 @@ def check(model: onnx.ModelProto | str | os.PathLike,
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
         backends: list[tuple[Backend, Mapping[str, np.ndarray]]] = [
-            (OnnxRuntimeBackend(proto), feed),
-            (IrtoolBackend(xml), ir_feed),
-            # In a child process: OpenVINO can segfault on an IR, and a check must then
-            # still report the other backends.
-            (Isolated(OpenVINOBackend(xml)), ir_feed),
+            # onnxruntime and OpenVINO run in a worker process with a time limit: either can
+            # crash on a model or never end (a loop of 10**12 iterations), and a check must
+            # then still report the other backends. irtool's own runtime caps every loop.
+            (Isolated(OnnxRuntimeBackend(proto), timeout), feed),
+            (IrtoolBackend(xml, max_iterations=max_iterations), ir_feed),
+            (Isolated(OpenVINOBackend(xml), timeout), ir_feed),
         ]
         outcomes: list[Outcome] = []
         for backend, backend_feed in backends:

@@ -42,10 +42,15 @@ def _stop_child() -> None:
 class Isolated(Backend):
     """``inner`` run in a child process; crashes and hangs become ``BackendError``s."""
 
-    def __init__(self, inner: Backend, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, inner: Backend, timeout: float = DEFAULT_TIMEOUT_S, *,
+                 label: str | None = None, doing: str = "") -> None:
+        """``label`` names the backend in the messages of a crash or a time-out (default its
+        name), ``doing`` ends them (" running m.xml")."""
         self.inner = inner
         self.name = inner.name
         self.timeout = timeout
+        self.label = label or inner.name
+        self.doing = doing
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         outcome = _shared_pool().call((self.inner, dict(inputs)), timeout=self.timeout)
@@ -54,9 +59,9 @@ class Isolated(Backend):
         if outcome.status == "error":
             raise BackendError(outcome.reason)
         if outcome.status == "timeout":
-            raise BackendError(f"{self.name} gave no result within {self.timeout:g} s "
-                               "(killed)")
-        raise BackendError(f"{self.name} crashed the process running it ({outcome.reason})")
+            raise BackendError(f"{self.label} gave no result within {self.timeout:g} s "
+                               f"(stopped){self.doing}")
+        raise BackendError(f"{self.label} crashed ({outcome.reason}){self.doing}")
 
 
 def _child_main() -> int:
