@@ -20,6 +20,7 @@ from .nn_util import (
     norm_axis,
     same,
     scalar_int,
+    slice_index,
     vector_length,
 )
 
@@ -282,15 +283,8 @@ class Slice(Op):
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         data = np.asarray(inputs[0])
-        start, stop, step = ints(inputs[1]), ints(inputs[2]), ints(inputs[3])
-        assert start is not None and stop is not None and step is not None
-        axes = norm_axes(inputs[4], data.ndim) if len(inputs) > 4 else range(len(start))
-        index = [slice(None)] * data.ndim
-        for a, b, e, s in zip(axes, start, stop, step):
-            if s == 0:
-                raise ValueError("Slice step must not be 0")
-            index[a] = slice(b, e, s)
-        return [data[tuple(index)].copy()]
+        axes = inputs[4] if len(inputs) > 4 else None
+        return [data[slice_index(data.ndim, *inputs[1:4], axes, "Slice")].copy()]
 
 
 def _mask(values: list[int], i: int) -> bool:

@@ -38,6 +38,21 @@ def ints(value: np.ndarray | Sequence[int] | None) -> list[int] | None:
     return [int(v) for v in np.ravel(value)]
 
 
+def slice_index(rank: int, start: np.ndarray, stop: np.ndarray, step: np.ndarray,
+                axes: np.ndarray | None, op: str) -> tuple[slice, ...]:
+    """The numpy index of a Slice-8 region: ``start``/``stop``/``step`` per entry of ``axes``
+    (the leading axes when ``axes`` is None), every other axis whole."""
+    starts, stops, steps = ints(start), ints(stop), ints(step)
+    assert starts is not None and stops is not None and steps is not None
+    on = norm_axes(axes, rank) if axes is not None else range(len(starts))
+    index = [slice(None)] * rank
+    for a, b, e, s in zip(on, starts, stops, steps):
+        if s == 0:
+            raise ValueError(f"{op} step must not be 0")
+        index[a] = slice(b, e, s)
+    return tuple(index)
+
+
 def scalar_int(value: np.ndarray | None) -> int | None:
     """A constant scalar (or one-element) input as an int (None stays None)."""
     if value is None:

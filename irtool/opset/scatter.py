@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import Op, TensorInfo, register
-from .nn_util import ints, norm_axes, norm_axis, scalar_int
+from .nn_util import norm_axis, scalar_int, slice_index
 
 Values = Sequence[np.ndarray | None]
 
@@ -161,14 +161,8 @@ class SliceScatter(_SameAsData):
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         data = np.asarray(inputs[0])
-        start, stop, step = ints(inputs[2]), ints(inputs[3]), ints(inputs[4])
-        assert start is not None and stop is not None and step is not None
-        axes = norm_axes(inputs[5], data.ndim) if len(inputs) > 5 else range(len(start))
-        index = [slice(None)] * data.ndim
-        for a, b, e, s in zip(axes, start, stop, step):
-            if s == 0:
-                raise ValueError("SliceScatter step must not be 0")
-            index[a] = slice(b, e, s)
+        axes = inputs[5] if len(inputs) > 5 else None
         out = data.copy()
-        out[tuple(index)] = np.asarray(inputs[1]).astype(data.dtype, copy=False)
+        region = slice_index(data.ndim, *inputs[2:5], axes, "SliceScatter")
+        out[region] = np.asarray(inputs[1]).astype(data.dtype, copy=False)
         return [out]

@@ -626,9 +626,11 @@ def _blocks(block_size: int, k: int) -> list[int]:
     return [block_size] * k
 
 
-@register("DepthToSpace", "opset1")
-class DepthToSpace(Op):
-    """DepthToSpace-1: ``blocks_first`` or ``depth_first`` channel layout."""
+class _BlockRearrange(Op):
+    """Moves ``block_size``-sized blocks between the channel and the spatial dims:
+    ``to_space`` says which way (channels shrink by ``block_size ** k`` then)."""
+
+    to_space: bool
 
     def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(attrs)
@@ -640,9 +642,21 @@ class DepthToSpace(Op):
         if x.shape is None:
             return [same(x, None)]
         n, c, *spatial = x.shape
-        bs = self.block_size
-        c_out = c // bs ** len(spatial) if c >= 0 else -1
-        return [same(x, (n, c_out, *(d * bs if d >= 0 else -1 for d in spatial)))]
+        bs, factor = self.block_size, self.block_size ** len(spatial)
+        if self.to_space:
+            c_out = c // factor if c >= 0 else -1
+            dims = (d * bs if d >= 0 else -1 for d in spatial)
+        else:
+            c_out = c * factor if c >= 0 else -1
+            dims = (d // bs if d >= 0 else -1 for d in spatial)
+        return [same(x, (n, c_out, *dims))]
+
+
+@register("DepthToSpace", "opset1")
+class DepthToSpace(_BlockRearrange):
+    """DepthToSpace-1: ``blocks_first`` or ``depth_first`` channel layout."""
+
+    to_space = True
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x = np.asarray(inputs[0])
@@ -667,22 +681,10 @@ class DepthToSpace(Op):
 
 
 @register("SpaceToDepth", "opset1")
-class SpaceToDepth(Op):
+class SpaceToDepth(_BlockRearrange):
     """SpaceToDepth-1: the inverse of DepthToSpace."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(attrs)
-        self.mode = self.attr_str("mode", "blocks_first").lower()
-        self.block_size = self.attr_int("block_size", 1)
-
-    def infer(self, inputs: Sequence[TensorInfo], values: Values) -> list[TensorInfo]:
-        x = inputs[0]
-        if x.shape is None:
-            return [same(x, None)]
-        n, c, *spatial = x.shape
-        bs = self.block_size
-        c_out = c * bs ** len(spatial) if c >= 0 else -1
-        return [same(x, (n, c_out, *(d // bs if d >= 0 else -1 for d in spatial)))]
+    to_space = False
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x = np.asarray(inputs[0])
