@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
+import openvino as ov
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from support.onnx_models import predict_net_model
 
 from irtool.cli import main
-
-ov = pytest.importorskip("openvino")
 
 
 def _ov_ir(model: onnx.ModelProto, folder: Path, name: str) -> Path:

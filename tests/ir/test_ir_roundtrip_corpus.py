@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import pytest
+from support import CORPUS_CASES, CORPUS_CONTROL_FLOW_CASES
 
 import irtool
 from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, cases_with_ops, corpus_cases
@@ -52,7 +53,8 @@ def _round_trip_mismatch(case: CorpusCase, core: ov.Core, out_dir: Path) -> str 
 
 def test_control_flow_corpus_round_trips_bit_identical(tmp_path: Path) -> None:
     cases = cases_with_ops(CONTROL_FLOW_OPS)
-    assert cases, "the corpus has no Loop/TensorIterator/If case"
+    assert len(cases) >= CORPUS_CONTROL_FLOW_CASES, \
+        f"{len(cases)} Loop/TensorIterator/If cases in the corpus, not {CORPUS_CONTROL_FLOW_CASES}"
     core = ov.Core()
     misses = {c.name: m for c in cases if (m := _round_trip_mismatch(c, core, tmp_path))}
     assert misses == {}
@@ -61,6 +63,7 @@ def test_control_flow_corpus_round_trips_bit_identical(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_whole_corpus_round_trips_bit_identical(tmp_path: Path) -> None:
     cases = corpus_cases()
+    assert len(cases) >= CORPUS_CASES, f"{len(cases)} corpus cases, not {CORPUS_CASES}"
     core = ov.Core()
     misses = {}
     for case in cases:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
-from support import REPO
+from support import CORPUS_CASES, REPO
 
 from irtool.crosscheck import corpus as ov_corpus
 
@@ -171,8 +171,22 @@ def rt_info_xml(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # The schemas themselves
 
 
-def test_schemas_load(schema11: etree.XMLSchema, schema10: etree.XMLSchema) -> None:
-    assert schema11 is not schema10
+@pytest.mark.parametrize("version", ["11", "10"])
+def test_schemas_load_and_tell_good_from_bad(
+    schema11: etree.XMLSchema, schema10: etree.XMLSchema, loop_if_xml: Path, version: str
+) -> None:
+    """Each schema accepts an IR OpenVINO wrote (in its version) and rejects the same IR
+    with a layer that lost its required ``id``."""
+    schema = schema11 if version == "11" else schema10
+    good = etree.parse(str(loop_if_xml), PARSER)
+    good.getroot().set("version", version)
+    assert _errors(schema, good) == []
+    bad = copy.deepcopy(good)
+    layer = bad.find("layers/layer")
+    del layer.attrib["id"]
+    errors = _errors(schema, bad)
+    assert errors, "a layer without id was accepted"
+    assert any(e.startswith(f"{layer.sourceline}:") and "'id'" in e for e in errors), errors
 
 
 def test_v10_schema_is_v11_with_version_10() -> None:
@@ -217,7 +231,7 @@ def test_rt_info_everywhere_is_valid(schema11: etree.XMLSchema, rt_info_xml: Pat
 def test_whole_ov_corpus_is_valid(schema11: etree.XMLSchema) -> None:
     """Every IR OpenVINO wrote for the ONNX node tests validates with zero errors."""
     cases = ov_corpus.corpus_cases()
-    assert len(cases) > 1000, "suspiciously small corpus"
+    assert len(cases) >= CORPUS_CASES, f"{len(cases)} corpus cases, not {CORPUS_CASES}"
     ops = {t for case in cases for t in case.op_types}
     assert {"Loop", "If", "TensorIterator"} <= ops, "corpus lacks control flow"
     failures = {}

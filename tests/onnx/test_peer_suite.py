@@ -24,6 +24,7 @@ If models run a second time with every bool False, so both branches are checked.
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 from collections.abc import Callable
@@ -48,8 +49,14 @@ from irtool.crosscheck.inputs import input_specs
 from irtool.crosscheck.isolate import Isolated
 
 PEER = SHARED / "peer-tests" / "openvino-onnx"
+# The README of the peer suite lists 75 models; a different count means a partial copy.
+PEER_MODELS = 75
 MISSING = ("PEER SUITE MISSING: {} not found, so none of OpenVINO's 75 control-flow "
            "peer models were run (this is not a pass)")
+
+
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # Expectations the README leaves open ("not referenced in the runner versions read"),
 # decided by the ONNX spec.
@@ -283,9 +290,23 @@ def check_success(name: str, model: onnx.ModelProto, tmp: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_peer_suite_present() -> None:
+    """The suite is all there: 75 models, each in the README table. Outside CI a missing
+    suite is one loud skip; under CI it is a failure, since nothing of it ran."""
+    if not PEER.is_dir():
+        if _under_ci():
+            pytest.fail(MISSING.format(PEER))
+        pytest.skip(MISSING.format(PEER))
+    files = sorted(p.stem for p in PEER.glob("*.prototxt"))
+    assert len(files) == PEER_MODELS, f"{len(files)} peer models in {PEER}, not {PEER_MODELS}"
+    assert sorted(_readme_rows()) == files
+
+
 @pytest.mark.parametrize("name", _params())
 def test_peer_model(name: str | None, tmp_path: Path) -> None:
     if name is None:
+        if _under_ci():
+            pytest.fail(MISSING.format(PEER))
         pytest.skip(MISSING.format(PEER))
     row = _readme_rows()[name]
     model = load(name)

@@ -26,3 +26,14 @@ def test_ci_runs_the_quick_start_commands_verbatim() -> None:
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     for command in _quick_start_commands():
         assert command in [line.strip() for line in ci], f".ci/run lacks: {command}"
+
+
+def test_ci_fails_on_every_pytest_failure() -> None:
+    """pytest's exit status is .ci/run's: 5 ("no tests collected") is a failure too, so
+    nothing may turn errexit off or map a status to success."""
+    lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    assert "set -euo pipefail" in lines
+    assert not [line for line in lines if re.match(r"set [+]\w*e", line)], lines
+    assert not [line for line in lines if re.search(r"\bexit\b|\|\| *true", line)], lines
+    assert lines[-1] == "pip install '.[test]' && pytest", lines[-1]

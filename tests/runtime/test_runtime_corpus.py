@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from support import CORPUS_CASES, CORPUS_CONTROL_FLOW_CASES
 
 import irtool
 from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, compare_output, corpus_cases
@@ -67,11 +68,13 @@ def test_control_flow_case(case: CorpusCase) -> None:
 def test_corpus_has_control_flow_cases() -> None:
     names = {c.name for c in _control_flow_cases()}
     assert {"test_loop11", "test_if", "test_scan9_sum"} <= names
+    assert len(names) >= CORPUS_CONTROL_FLOW_CASES, sorted(names)
 
 
 @pytest.mark.slow
 def test_whole_corpus() -> None:
     cases = corpus_cases()
+    assert len(cases) >= CORPUS_CASES, f"{len(cases)} corpus cases, not {CORPUS_CASES}"
     misses: dict[str, str] = {}
     for case in cases:
         problem = run_case(case)

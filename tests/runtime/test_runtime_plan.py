@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import openvino as ov
 import pytest
+from openvino import opset8
 from support.ir_builders import F32, Net, info
 
 from irtool.errors import ExecutionError
@@ -85,7 +87,30 @@ def test_refresh_after_changing_steps() -> None:
     np.testing.assert_array_equal(plan.execute([x])[0], (x - 1) * x)
 
 
-# -- fast paths: each must agree with the operation's own kernel --------------
+# -- fast paths: each must agree with the operation's own kernel and with hand numpy ----
+
+
+def gather_by_hand(data: np.ndarray, idx: np.ndarray, axis: int) -> np.ndarray:
+    """Gather from the spec: negative indices count from the end; an index outside
+    [-n, n) gives zeros (Gather-8; OpenVINO's CPU plugin does the same for 1 and 7)."""
+    axis %= data.ndim
+    n = data.shape[axis]
+    idx = np.asarray(idx, np.int64)
+    inside = (idx >= -n) & (idx < n)
+    out = np.take(data, np.where(inside, idx, 0), axis=axis)
+    mask = inside.reshape((1,) * axis + idx.shape + (1,) * (data.ndim - axis - 1))
+    return np.where(mask, out, np.zeros((), data.dtype)).astype(data.dtype)
+
+
+def test_gather_by_hand_agrees_with_openvino() -> None:
+    """The hand reference itself, on OpenVINO's CPU plugin (out-of-range indices too)."""
+    data = np.arange(12, dtype=F32).reshape(3, 4)
+    idx = np.array([[1, -1, 4], [-5, 0, 3]], np.int64)
+    for axis in (0, 1, -1):
+        p = opset8.parameter([2, 3], np.int64)
+        node = opset8.gather(opset8.constant(data), p, opset8.constant(np.int64(axis)))
+        compiled = ov.Core().compile_model(ov.Model([node.output(0)], [p]), "CPU")
+        np.testing.assert_array_equal(compiled([idx])[0], gather_by_hand(data, idx, axis))
 
 
 @pytest.mark.parametrize("version", ["opset1", "opset7", "opset8"])
@@ -103,8 +128,9 @@ def test_gather_fast_path_matches_the_kernel(version: str, axis: int) -> None:
         got = fast(args)[0]
         assert got.shape == want.shape and got.dtype == want.dtype, idx
         np.testing.assert_array_equal(got, want)
-        if idx.ndim == 0 and -n <= int(idx) < n:  # the plain case, checked by hand too
-            np.testing.assert_array_equal(got, np.take(data, int(idx), axis=axis))
+        by_hand = gather_by_hand(data, idx, axis)
+        assert got.shape == by_hand.shape and got.dtype == by_hand.dtype, idx
+        np.testing.assert_array_equal(got, by_hand)
 
 
 def test_gather_fast_path_returns_a_copy() -> None:
@@ -122,14 +148,22 @@ def test_gather_without_constant_axis_or_with_batch_dims_is_not_specialised() ->
     assert specialise("Gather", op, [None, None, np.array(1)]) == op.compute
 
 
-@pytest.mark.parametrize("op_type,version,const,attrs", [
-    ("Unsqueeze", "opset1", np.array([0, -1]), {}),
-    ("Squeeze", "opset1", np.array([1]), {}),
-    ("Reshape", "opset1", np.array([0, -1]), {"special_zero": "true"}),
-    ("Reshape", "opset1", np.array([-1]), {"special_zero": "false"}),
-])
+# (op, version, constant input, attributes, {input shape: output shape} worked out by hand
+# from the specs).
+RESHAPE_LIKE = [
+    ("Unsqueeze", "opset1", np.array([0, -1]), {},
+     {(3, 1, 2): (1, 3, 1, 2, 1), (5, 1, 4): (1, 5, 1, 4, 1)}),
+    ("Squeeze", "opset1", np.array([1]), {}, {(3, 1, 2): (3, 2), (5, 1, 4): (5, 4)}),
+    ("Reshape", "opset1", np.array([0, -1]), {"special_zero": "true"},
+     {(3, 1, 2): (3, 2), (5, 1, 4): (5, 4)}),
+    ("Reshape", "opset1", np.array([-1]), {"special_zero": "false"},
+     {(3, 1, 2): (6,), (5, 1, 4): (20,)}),
+]
+
+
+@pytest.mark.parametrize("op_type,version,const,attrs,shapes", RESHAPE_LIKE)
 def test_reshape_like_fast_paths_match_the_kernel(op_type: str, version: str, const: np.ndarray,
-                                                  attrs: dict) -> None:
+                                                  attrs: dict, shapes: dict) -> None:
     op = make_op(op_type, version, attrs)
     fast = specialise(op_type, op, [None, const])
     for shape in [(3, 1, 2), (5, 1, 4), (3, 1, 2)]:  # the repeat comes from the cache
@@ -138,10 +172,9 @@ def test_reshape_like_fast_paths_match_the_kernel(op_type: str, version: str, co
         got = fast([data, const])[0]
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
-    data = np.zeros((3, 1, 2), F32)
-    expected = {"Unsqueeze": (1, 3, 1, 2, 1), "Squeeze": (3, 2)}.get(op_type)
-    if expected:  # by hand, from the specs
-        assert fast([data, const])[0].shape == expected
+        # By hand: the same elements in the same (C) order, in the spec's output shape.
+        assert got.shape == shapes[shape] and got.dtype == F32
+        np.testing.assert_array_equal(got, data.reshape(shapes[shape]))
 
 
 def test_reshape_like_fast_path_still_reports_errors() -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
+from support import CORPUS_CASES
 from support.ov_irs import ONNX_CONTROL_FLOW
 
 import irtool
@@ -184,7 +185,7 @@ def test_whole_ov_corpus_is_clean() -> None:
     from irtool.crosscheck import corpus as ov_corpus
 
     cases = ov_corpus.corpus_cases()
-    assert len(cases) > 1000, "suspiciously small corpus"
+    assert len(cases) >= CORPUS_CASES, f"{len(cases)} corpus cases, not {CORPUS_CASES}"
     dirty = {}
     for case in cases:
         found = errors(irtool.validate(case.xml))
