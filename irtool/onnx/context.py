@@ -121,6 +121,17 @@ class Conversion(Protocol):
     def sequence_element(self, name: str) -> TensorInfo | None:
         ...
 
+    def deferred_empty(self, name: str) -> bool:
+        """Is ``name`` an empty sequence that only starts appended Loop carries?"""
+        ...
+
+    def reads(self, name: str) -> list[tuple[onnx.NodeProto | None, int]]:
+        """Every read of ``name`` in the model (``sequences.name_uses``)."""
+        ...
+
+    concatenated: dict[str, int]
+    """Sequences a Loop holds concatenated along this axis instead of stacked."""
+
 
 @dataclass
 class NodeContext:

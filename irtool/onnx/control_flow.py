@@ -37,6 +37,8 @@ from ..opset import TensorInfo, make_op
 from ..passes.prune import prune_graph
 from .context import NodeContext, Scope, Value, onnx_op
 from .ops._util import BOOL, I64, INT64_MAX
+from .protos import node_label
+from .sequences import append_form, appended_carries
 from .tensor_types import refine, tensor_info_from_type, union, value_infos
 
 _MAX_RELAXATIONS = 8
@@ -205,9 +207,39 @@ def _trip_count(ctx: NodeContext) -> Value:
     return m
 
 
+def _is_empty(ctx: NodeContext, value: Value) -> bool:
+    """Is ``value`` a constant of length 0 along axis 0 (an empty sequence)?"""
+    known = ctx.const_value(value)
+    return known is not None and known.ndim >= 1 and known.shape[0] == 0
+
+
+def _appends_as_scan_outputs(graph: onnx.GraphProto, n_carried: int, n_scan: int,
+                             appended: dict[int, onnx.NodeProto]) -> onnx.GraphProto:
+    """``graph`` with each appended carry (``sequences.appended_carries``) made a scan
+    output of the element its ``SequenceInsert`` appends, after the other scan outputs."""
+    body = onnx.GraphProto()
+    body.CopyFrom(graph)
+    kept = [i for i in range(n_carried) if i not in appended]
+    inserts = {id(n) for n in appended.values()}
+    del body.input[:], body.output[:], body.node[:]
+    body.input.extend([graph.input[0], graph.input[1],
+                       *(graph.input[2 + i] for i in kept)])
+    body.output.extend([graph.output[0], *(graph.output[1 + i] for i in kept),
+                        *graph.output[1 + n_carried:1 + n_carried + n_scan],
+                        *(onnx.ValueInfoProto(name=appended[i].input[1])
+                          for i in sorted(appended))])
+    body.node.extend(n for n in graph.node if id(n) not in inserts)
+    return body
+
+
 @onnx_op("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25)
 def translate_loop(ctx: NodeContext) -> list[Value | None]:
-    """ONNX Loop -> Loop-5."""
+    """ONNX Loop -> Loop-5.
+
+    A sequence the body appends one element to per iteration, starting empty, becomes
+    a scan output (stacked by the Loop) or, for a ragged list only ever concatenated, a
+    carried tensor grown by Concat (``sequences.append_form``).
+    """
     graph: onnx.GraphProto = ctx.attr("body")
     if graph is None:
         raise ctx.error("the 'body' attribute is missing")
@@ -226,6 +258,17 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     initial = [ctx.required_input(2 + i) for i in range(n_carried)]
     given_cond = ctx.input(1)
     _one_value(ctx, given_cond, "the condition cond (input 1)")
+    appended = {i: insert for i, insert in appended_carries(ctx.node).items()
+                if _is_empty(ctx, initial[i])}
+    element_hints = value_infos(graph)
+    if appended:
+        graph = _appends_as_scan_outputs(graph, n_carried, n_scan, appended)
+    kept = [i for i in range(n_carried) if i not in appended]
+    # The ONNX output each output of the Loop layer stands for, in the layer's order.
+    order = kept + [n_carried + j for j in range(n_scan)] + sorted(appended)
+    hints = [ctx.output_info(k) for k in order]
+    initial = [initial[i] for i in kept]
+    n_carried, n_scan = len(kept), n_scan + len(appended)
 
     iter_info = tensor_info_from_type(graph.input[0].type)
     iter_shape = iter_info.shape if iter_info is not None and iter_info.shape is not None else ()
@@ -259,13 +302,24 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     cond_result = _result(scope, cond_out)
     out_infos: list[TensorInfo] = []
     results: list[tuple[Layer, int | None]] = []
+    grown: list[tuple[Value, Value, Layer]] = []
     for i, (param, value) in enumerate(zip(state_params, outs[:n_carried])):
         results.append((_result(scope, value), None))
-        out_infos.append(refine(param.info, ctx.output_info(i)))
+        out_infos.append(refine(param.info, hints[i]))
     for j, value in enumerate(outs[n_carried:]):
+        k = order[n_carried + j]
+        if k in appended:
+            axis = _append_axis(ctx, k, appended[k], value, element_hints)
+            if axis is not None:
+                start, param, result, info = _grown_by_concat(ctx, scope, value, axis)
+                grown.append((start, param, result))
+                results.append((result, None))
+                out_infos.append(info)
+                ctx.conversion.concatenated[ctx.node.output[k]] = axis
+                continue
         results.append((_result(scope, _unsqueeze(scope, value, 0)), 0))
         info = refine(TensorInfo(value.element_type, _insert_dim(value.shape, 0, -1)),
-                      ctx.output_info(n_carried + j))
+                      hints[n_carried + j])
         # The iteration count is known only when the loop runs: an ONNX shape that says
         # otherwise is a hint the runtime would find wrong for other trip counts.
         out_infos.append(TensorInfo(info.element_type, _insert_dim(info.shape[1:], 0, -1))
@@ -278,6 +332,8 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     loop.execution_condition(cond_result)
     for value, param, (result, _) in zip(initial, state_params, results):
         loop.carried(value, param, result)
+    for start, param, result in grown:
+        loop.carried(start, param, result)
     _wire_captures(scope, loop)
     prune_graph(scope.graph)  # e.g. an Identity of the condition whose output went unused
     if scope.graph.consumers(cond_param.layer):
@@ -289,7 +345,49 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
             loop.output(result, info)
         else:
             loop.output(result, info, axis=axis, **_slicing())
-    return list(loop.build()[1])
+    built = list(loop.build()[1])
+    values: list[Value | None] = [None] * len(ctx.node.output)
+    for position, k in enumerate(order):
+        values[k] = built[position]
+    return values
+
+
+def _append_axis(ctx: NodeContext, k: int, insert: onnx.NodeProto, element: Value,
+                 hints: dict[str, TensorInfo]) -> int | None:
+    """For appended carry ``k``: None to stack its elements (a scan output), or the axis
+    to concatenate them along in a carried tensor (``sequences.append_form``)."""
+    info = refine(element.info, hints.get(insert.input[1]))
+    info = refine(info, ctx.sequence_element(ctx.node.input[2 + k]))
+    start = ctx.required_input(2 + k)
+    if info.element_type != start.element_type:
+        raise ctx.error(f"appending {info.element_type.name} to a sequence of "
+                        f"{start.element_type.name} (node {node_label(insert)})")
+    reads = ctx.conversion.reads(ctx.node.output[k]) if ctx.node.output[k] else []
+    form = append_form(reads, info)
+    if isinstance(form, str):
+        raise ctx.error(f"the sequence the body grows by {node_label(insert)} cannot be "
+                        f"lowered to a tensor: {form}")
+    return form
+
+
+def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
+                     ) -> tuple[Value, Value, Layer, TensorInfo]:
+    """A carried tensor, empty at first, that each iteration concatenates ``element`` to
+    along ``axis``: its start value, body Parameter, body Result and output type."""
+    assert element.shape is not None
+    dims = list(element.shape)
+    if any(d < 0 for i, d in enumerate(dims) if i != axis):
+        raise ctx.error(f"a list of pieces of shape {[d if d >= 0 else '?' for d in dims]}, "
+                        f"concatenated along axis {axis} where their lengths may differ, "
+                        "needs its other dims static to start from an empty tensor")
+    et = element.element_type
+    assert et.dtype is not None
+    start = ctx.const(np.zeros((*dims[:axis], 0, *dims[axis + 1:]), dtype=et.dtype), et)
+    info = TensorInfo(et, (*dims[:axis], -1, *dims[axis + 1:]))
+    param = scope.builder.parameter(info, name=f"{_layer_name(ctx)}/concatenated")
+    joined = scope.builder.op("Concat", "opset1", [param, element], {"axis": axis},
+                              outputs=[info])[0]
+    return start, param, _result(scope, joined), info
 
 
 # ---------------------------------------------------------------------------

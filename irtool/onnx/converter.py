@@ -78,10 +78,21 @@ class Converter:
         self.opset = self._opset(self.proto)
         # Element types of the empty sequences (see ``sequences``), set by ``convert``.
         self.sequence_elements: dict[str, TensorInfo | None] = {}
+        self.uses: dict[str, list[tuple[onnx.NodeProto | None, int]]] = {}
+        self.deferred: set[str] = set()
+        self.concatenated: dict[str, int] = {}
 
     def sequence_element(self, name: str) -> TensorInfo | None:
         """The element type of the empty sequence ``name`` (None when unknown)."""
         return self.sequence_elements.get(name)
+
+    def deferred_empty(self, name: str) -> bool:
+        """Does the empty sequence ``name`` only start appended Loop carries?"""
+        return name in self.deferred
+
+    def reads(self, name: str) -> list[tuple[onnx.NodeProto | None, int]]:
+        """Every read of ``name`` in the model: ``(node, input index)``."""
+        return self.uses.get(name, [])
 
     # -- loading and checks ---------------------------------------------------
     def _load(self, model: onnx.ModelProto | PathLike, base_dir: PathLike | None
@@ -175,6 +186,8 @@ class Converter:
         verdict = analysis.analyse(proto)
         proto = verdict.inferred or proto  # without inference the translators still decide
         self.sequence_elements = sequences.element_types(proto)
+        self.uses = sequences.name_uses(proto)
+        self.deferred = sequences.deferred_empties(proto, self.uses)
         self._check_ops(proto.graph)
         if verdict.invalid is not None and analysis.REFUSED.search(verdict.invalid):
             raise self.error(f"not a valid ONNX model: {verdict.invalid}")

@@ -10,12 +10,21 @@ translator gives it a dynamic leading dimension); ``SequenceAt(S, i)`` is
 ``SequenceErase`` and ``SplitToSequence`` (into equal parts) are slices and a
 transpose.
 
-The one thing a translator cannot see locally is the element shape of an empty
-sequence (``SequenceEmpty`` has only a dtype): ``element_types`` finds it from
-the tensors later inserted into sequences that start from it, across Loop
-carried values, If branches and Identity. Where elements have different shapes
-(or an empty sequence's elements have no static shape, or an insert position
-other than "append" or "prepend", or a computed erase position is used), the conversion stops with a
+The commonest idiom needs no element shape at all: a Loop that starts a
+sequence empty and appends exactly one element per iteration (the body input
+read by nothing but that ``SequenceInsert``, see ``appended_carries``) is
+lowered by the Loop translator to a scan output: the Loop itself stacks the
+elements, whatever their shape, which is also what OpenVINO runs fastest. When
+the result is only concatenated (``ConcatFromSequence`` with ``new_axis=0``)
+along an axis whose length may differ between iterations (a ragged list), the
+Loop carries the concatenation instead, grown by a ``Concat`` (``append_form``).
+
+Elsewhere the element shape of an empty sequence (``SequenceEmpty`` has only a
+dtype) comes from ``element_types``: the tensors later inserted into sequences
+that start from it, across Loop carried values, If branches and Identity. Where
+elements have different shapes (or an empty sequence's elements have no static
+shape outside that idiom, or an insert position other than "append" or
+"prepend", or a computed erase position is used), the conversion stops with a
 ``ConversionError`` naming the node. Sequences as graph inputs or outputs are
 rejected earlier, by the converter.
 """
@@ -30,7 +39,7 @@ import onnx
 from ..opset import TensorInfo
 from .context import NodeContext, Value, onnx_op
 from .ops._util import I64, INT64_MAX, i64, shape_of, to_scalar, unsqueeze
-from .protos import subgraphs
+from .protos import node_label, outer_names, subgraphs
 from .tensor_types import ONNX_TO_ELEMENT_TYPE, union, value_infos
 
 
@@ -118,6 +127,118 @@ def element_types(model: onnx.ModelProto) -> dict[str, TensorInfo | None]:
     return {name: None if root in unknown else found.get(root) for name, root in roots.items()}
 
 
+Use = tuple[onnx.NodeProto | None, int]
+"""A read of a name: the node and its input index; ``(node, -1)`` when a graph nested in
+the node reads it, ``(None, -1)`` when it is a graph output."""
+
+
+def name_uses(model: onnx.ModelProto) -> dict[str, list[Use]]:
+    """Every read of every name, in every graph of ``model`` (ONNX names are unique)."""
+    uses: dict[str, list[Use]] = {}
+    for graph, _ in _graphs(model.graph, {}):
+        for node in graph.node:
+            for k, name in enumerate(node.input):
+                if name:
+                    uses.setdefault(name, []).append((node, k))
+            for _, sub in subgraphs(node):
+                for name in outer_names(sub):
+                    uses.setdefault(name, []).append((node, -1))
+        for out in graph.output:
+            uses.setdefault(out.name, []).append((None, -1))
+    return uses
+
+
+def appended_carries(node: onnx.NodeProto) -> dict[int, onnx.NodeProto]:
+    """The carried sequences of Loop ``node`` that each iteration appends exactly one
+    element to and reads otherwise not at all: carried index -> its ``SequenceInsert``.
+
+    The body input must be read by that one ``SequenceInsert`` (no position) alone,
+    and its output be the matching body output and nothing else's input.
+    """
+    body = next((g for name, g in subgraphs(node) if name == "body"), None)
+    if node.op_type != "Loop" or body is None:
+        return {}
+    reads: dict[str, int] = {}
+    for inner in body.node:
+        for name in inner.input:
+            reads[name] = reads.get(name, 0) + 1
+        for _, sub in subgraphs(inner):
+            for name in outer_names(sub):
+                reads[name] = reads.get(name, 0) + 1
+    outputs = [o.name for o in body.output]
+    found = {}
+    for i in range(len(node.input) - 2):
+        if 2 + i >= len(body.input) or 1 + i >= len(outputs):
+            break
+        vi = body.input[2 + i]
+        if vi.type.WhichOneof("value") != "sequence_type" or reads.get(vi.name) != 1:
+            continue
+        insert = next((n for n in body.node if n.op_type == "SequenceInsert"
+                       and n.input[:1] == [vi.name]), None)
+        if insert is None or len([p for p in insert.input[2:] if p]) or not insert.output:
+            continue
+        out = insert.output[0]
+        if outputs[1 + i] == out and outputs.count(out) == 1 and out not in reads \
+                and insert.input[1] != vi.name:
+            found[i] = insert
+    return found
+
+
+def deferred_empties(model: onnx.ModelProto, uses: dict[str, list[Use]]) -> set[str]:
+    """The ``SequenceEmpty`` outputs read only as the start of appended Loop carries
+    (``appended_carries``): those need no element shape."""
+    found = set()
+    for graph, _ in _graphs(model.graph, {}):
+        for node in graph.node:
+            if node.op_type != "SequenceEmpty" or not node.output:
+                continue
+            reads = uses.get(node.output[0], [])
+            if reads and all(user is not None and user.op_type == "Loop" and k >= 2
+                             and k - 2 in appended_carries(user) for user, k in reads):
+                found.add(node.output[0])
+    return found
+
+
+def append_form(reads: list[Use], element: TensorInfo) -> int | str | None:
+    """How a Loop output holding an appended sequence (``appended_carries``) of elements
+    like ``element`` is kept: None, stacked (a scan output, elements of one shape); an
+    axis, concatenated along it (a carried tensor grown by Concat: pieces may differ in
+    length there); a string, why neither holds it.
+
+    Elements are of one shape when it is static, when every reader stacks them
+    (``ConcatFromSequence`` with ``new_axis=1``, as ONNX requires), or concatenates
+    them along an axis of static length (their other dims must agree in ONNX).
+    """
+    if element.is_static:
+        return None
+    concat_axes = set()
+    others = []
+    for user, _ in reads:
+        if user is None or user.op_type != "ConcatFromSequence":
+            others.append("graph output" if user is None else node_label(user))
+            continue
+        new_axis = next((a.i for a in user.attribute if a.name == "new_axis"), 0)
+        axis = next((a.i for a in user.attribute if a.name == "axis"), None)
+        if new_axis:
+            continue
+        rank = element.rank
+        if rank is None or axis is None or not -rank <= axis < rank:
+            return None  # ConcatFromSequence says what is wrong
+        axis %= rank
+        assert element.shape is not None
+        if element.shape[axis] < 0:
+            concat_axes.add(axis)
+    shape = "?" if element.shape is None else [d if d >= 0 else "?" for d in element.shape]
+    if others:
+        return (f"its elements, of shape {shape} not known statically, may differ between "
+                f"iterations, and {', '.join(others)} reads them one by one (only "
+                "ConcatFromSequence takes such a list as a tensor)")
+    if len(concat_axes) > 1 or (concat_axes and len(reads) > 1):
+        return (f"its elements, of shape {shape}, are concatenated along axes whose length "
+                "may differ between iterations by more than one reader")
+    return concat_axes.pop() if concat_axes else None
+
+
 def _stack_info(element: TensorInfo, length: int) -> TensorInfo:
     shape = None if element.shape is None else (length, *element.shape)
     return TensorInfo(element.element_type, shape)
@@ -128,6 +249,11 @@ def sequence_empty(ctx: NodeContext) -> list[Value | None]:
     """An empty sequence: a ``[0, *element_shape]`` constant."""
     et = ONNX_TO_ELEMENT_TYPE.get(ctx.attr("dtype", onnx.TensorProto.FLOAT))
     element = ctx.sequence_element(ctx.node.output[0])
+    if (element is None or not element.is_static) and et is not None and et.dtype is not None \
+            and ctx.conversion.deferred_empty(ctx.node.output[0]):
+        # Only appended Loop carries start from it: the Loop stacks or concatenates the
+        # elements itself and never reads this (``appended_carries``).
+        return [ctx.const(np.zeros((0,), dtype=et.dtype), et)]
     if element is None or not element.is_static:
         raise ctx.error("the element shape of this empty sequence is not known statically "
                         "(needed to lower the sequence to a tensor)")
@@ -211,11 +337,17 @@ def sequence_length(ctx: NodeContext) -> list[Value | None]:
 def concat_from_sequence(ctx: NodeContext) -> list[Value | None]:
     """Stack (new_axis=1) or concatenate (new_axis=0) the elements along ``axis``."""
     seq = ctx.required_input(0)
+    new_axis = bool(ctx.attr("new_axis", 0))
+    axis = ctx.attr("axis")
+    joined = ctx.conversion.concatenated.get(ctx.node.input[0])
+    if joined is not None and not new_axis and axis is not None and seq.rank is not None \
+            and -seq.rank <= axis < seq.rank and axis % seq.rank == joined:
+        return [seq]  # a Loop concatenated the elements already (``append_form``)
+    if joined is not None:
+        raise ctx.error(f"the elements were concatenated along axis {joined} already")
     if seq.rank is None:
         raise ctx.error("the rank of the sequence's elements must be known")
     rank = seq.rank - 1
-    new_axis = bool(ctx.attr("new_axis", 0))
-    axis = ctx.attr("axis")
     out_rank = rank + 1 if new_axis else rank
     if axis is None or not -out_rank <= axis < out_rank:
         raise ctx.error(f"axis {axis} is out of range for elements of rank {rank}")

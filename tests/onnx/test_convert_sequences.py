@@ -48,17 +48,97 @@ def built_in_loop(axis: int, new_axis: int, prepend: bool = False) -> object:
                        vi("n", I64, [])])
 
 
+def _output_axes(loop: object) -> list[int | None]:
+    """The concatenation axis of each Loop output (None: a carried value's last)."""
+    return [e.axis for e in loop.port_maps["port_map"]  # type: ignore[attr-defined]
+            if e.kind == "output" and e.purpose is None]
+
+
 @pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (1, 0), (-1, 0), (0, 1), (1, 1),
                                                 (2, 1), (-1, 1)])
 def test_sequence_built_in_a_loop(axis: int, new_axis: int, tmp_path: Path) -> None:
     ir = check_conversion(built_in_loop(axis, new_axis), {"X": X}, tmp_path)
     (loop,) = loop_layers(ir)
+    # One element appended per iteration: the Loop stacks them itself (a concatenated
+    # output along axis 0), nothing is carried.
+    assert _output_axes(loop) == [0]
+    assert loop.back_edges == []
+
+
+def test_prepending_insert(tmp_path: Path) -> None:
+    ir = check_conversion(built_in_loop(0, 1, prepend=True), {"X": X}, tmp_path)
+    (loop,) = loop_layers(ir)
     carried = loop.bodies["body"].layer(loop.back_edges[-1].to_layer)
     assert carried.outputs[0].dims == (-1, 3, 2)  # grows along the sequence axis
 
 
-def test_prepending_insert(tmp_path: Path) -> None:
-    check_conversion(built_in_loop(0, 1, prepend=True), {"X": X}, tmp_path)
+def appended_in_loop(piece: list[object], axis: int, new_axis: int,
+                     read_back: bool = False) -> object:
+    """A Loop over the rows of X (``[n, 3]``) appending ``piece`` per iteration to a list
+    that starts empty; ONNX infers no static element shape for it."""
+    slicer = {
+        # X[0:i+1]: one more row each time (a ragged list)
+        "prefix": [helper.make_node("Add", ["i", "one"], ["i1"]),
+                   helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+                   helper.make_node("Slice", ["X", "zero1", "end", "ax0"], ["elem"])],
+        # X[i:i+1] times the iteration: one row of a dynamic-width view each time
+        "row": [helper.make_node("Add", ["i", "one"], ["i1"]),
+                helper.make_node("Unsqueeze", ["i", "ax0"], ["begin"]),
+                helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+                helper.make_node("Slice", ["X", "begin", "end", "ax0"], ["elem"])],
+    }[piece[0]]  # type: ignore[index]
+    body = helper.make_graph(
+        [*slicer, helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("SequenceInsert", ["s_in", "elem"], ["s_out"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+        [vi("c_out", BOOL, []), _seq("s_out")])
+    nodes = [const_node("zero", 0, I64), const_node("one", 1, I64),
+             const_node("zero1", [0], I64), const_node("ax0", [0], I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=axis,
+                              new_axis=new_axis, name="concat")]
+    outputs = [vi("cat", F32, [None] * (3 if new_axis else 2))]
+    if read_back:
+        nodes.append(helper.make_node("SequenceAt", ["s", "one"], ["second"], name="at"))
+        outputs.append(vi("second", F32, [None, 3]))
+    return make_model(nodes, [vi("X", F32, [None, 3])], outputs)
+
+
+ROWS = np.random.default_rng(7).standard_normal((5, 3)).astype(F32)
+
+
+@pytest.mark.parametrize(("axis", "new_axis", "stacked"),
+                         [(0, 1, True), (1, 1, True), (-1, 0, True), (0, 0, False)])
+def test_list_of_rows_without_static_shape(axis: int, new_axis: int, stacked: bool,
+                                           tmp_path: Path) -> None:
+    """Pieces X[i:i+1] ([?, 3] to ONNX and irtool): stacked by the Loop (a scan output)
+    when stacked or concatenated along the static axis; along the axis whose length is
+    not known, a carried Concat, which holds any lengths."""
+    ir = check_conversion(appended_in_loop(["row"], axis, new_axis), {"X": ROWS}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == ([0] if stacked else [None])
+
+
+def test_ragged_list_concatenated_is_a_carried_concat(tmp_path: Path) -> None:
+    """Pieces X[0:1], X[0:2], ... concatenated along axis 0 (rows 1+2+...+5 = 15): a
+    carried tensor that a Concat grows."""
+    ir = check_conversion(appended_in_loop(["prefix"], 0, 0), {"X": ROWS}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+    body = loop.bodies["body"]
+    grown = body.layer(loop.back_edges[-1].to_layer)
+    assert grown.outputs[0].dims == (-1, 3)
+    assert any(layer.type == "Concat" for layer in body.layers)
+
+
+def test_ragged_list_stacked_or_read_back_is_a_clear_error() -> None:
+    with pytest.raises(irtool.ConversionError,
+                       match=r"node loop: Loop: the sequence the body grows by .* cannot be "
+                             r"lowered to a tensor: .*node at|at.* reads them one by one"):
+        irtool.convert(appended_in_loop(["prefix"], 0, 0, read_back=True))
 
 
 def test_construct_and_insert_chain(tmp_path: Path) -> None:

@@ -30,16 +30,10 @@ FOLDER = REPO / "tests" / "fixtures" / "onnx_exporters"
 MANIFEST = json.loads((FOLDER / "MANIFEST.json").read_text())
 FIXTURES = {entry["name"]: entry for entry in MANIFEST["fixtures"]}
 
-_SEQ = "SequenceEmpty: the element shape is not known statically"
 _ML = "ai.onnx.ml operators are not lowered"
 
 # name -> why irtool does not convert or run it yet (issue 10 says what to build).
 KNOWN_GAPS: dict[str, str] = {
-    "ts_greedy_decode_stack": _SEQ + " (no value_info in the TorchScript loop body)",
-    "ts_greedy_decode_eos_cat": _SEQ + " (no value_info in the TorchScript loop body)",
-    "ts_beam_topk": _SEQ + " (TopK leaves a dimension dynamic)",
-    "ts_nested_lists": _SEQ + " (inner ConcatFromSequence rank not inferred by ONNX)",
-    "ts_ragged_cat": _SEQ + "; pieces of different lengths need a Concat-grown carry",
     "onnxscript_scan": "graph output without a declared type is refused before inference",
     "onnxscript_map_loop_w16": "graph output without a declared type is refused before "
                                "inference",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...opset import TensorInfo
-from ..context import NodeContext, Value, dense_array, onnx_op
+from ..context import SMALL_CONST, NodeContext, Value, dense_array, onnx_op
 from ._util import (
     I64,
     INT64_MAX,
@@ -118,6 +118,11 @@ def unsqueeze_(ctx: NodeContext) -> list[Value | None]:
     if isinstance(axes, list):
         if x.rank is not None:
             axes = norm_axes(ctx, axes, x.rank + len(axes))
+        known = ctx.const_value(x)
+        if known is not None and known.size <= SMALL_CONST and len(set(axes)) == len(axes):
+            # Exporters unsqueeze constant scalars into Slice starts/axes: kept a constant,
+            # the Slice's inference (and ONNX's) can still tell which dims it keeps.
+            return [ctx.const(np.expand_dims(known, tuple(axes)), x.element_type)]
         axes = i64(ctx, axes)
     return [emit1(ctx, "Unsqueeze", "opset1", [x, axes])]
 
