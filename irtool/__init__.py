@@ -8,13 +8,14 @@ executor, and cross-check against onnxruntime and OpenVINO::
     outputs = irtool.run(irtool.load("out/m.xml"), {"X": x})
     problems = irtool.validate("out/m.xml")
     report = irtool.check("m.onnx")
+    session = irtool.compile(model)   # stateful: variables kept from run to run
 """
 
 # Load the ``irtool.validate`` submodule before binding the function of the same
 # name: importing it later (api.validate does, lazily) would rebind
 # ``irtool.validate`` to the module and break the second call.
 from . import validate as _validate_module  # noqa: F401
-from .api import check, convert, load, run, save, validate
+from .api import check, compile, convert, load, run, save, validate
 from .diagnostics import Diagnostic
 from .errors import (
     BackendError,
@@ -33,5 +34,5 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
-    "__version__", "check", "convert", "load", "run", "save", "validate",
+    "__version__", "check", "compile", "convert", "load", "run", "save", "validate",
 ]

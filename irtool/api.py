@@ -1,4 +1,4 @@
-"""The public Python API: convert, load, save, run, validate, check.
+"""The public Python API: convert, load, save, run, compile, validate, check.
 
 Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
 that needs them is called.
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import onnx
 
     from .crosscheck import CheckReport
+    from .runtime.session import CompiledModel
 
 PathLike = str | os.PathLike
 
@@ -85,7 +86,8 @@ def run(
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
 ) -> dict[str, np.ndarray]:
-    """Run an IR and return its outputs by tensor name.
+    """Run an IR and return its outputs by tensor name: one stateless inference (every
+    variable of a stateful model at its initial value; see ``compile`` for sessions).
 
     ``inputs`` maps tensor names (the ONNX names) to arrays, or lists arrays in
     the order of the model's inputs. ``backend="openvino"`` runs the same IR on
@@ -95,22 +97,86 @@ def run(
     stops after ``irtool.runtime.DEFAULT_MAX_ITERATIONS`` (10**6) iterations.
     OpenVINO runs in a worker process: when it crashes, or gives no result within
     ``timeout`` seconds, a ``BackendError`` says so.
+
+    A ``Model`` is checked and compiled on its first run; later runs of the same, unchanged
+    model object reuse that plan (``irtool.runtime.cache``), which ``compile`` shares.
     """
-    if max_iterations is not None and (isinstance(max_iterations, bool)
-                                       or not isinstance(max_iterations, int)
-                                       or max_iterations < 0):
-        raise ExecutionError(f"max_iterations must be a non-negative integer, not "
-                             f"{max_iterations!r}")
+    _check_max_iterations(max_iterations)
     if backend == "irtool":
         from .runtime import Executor
 
-        if isinstance(model_or_path, Model):
-            return Executor(model_or_path, max_iterations=max_iterations).run(inputs)
+        if isinstance(model_or_path, Model):  # checked and compiled once per model state
+            return Executor(model_or_path, max_iterations=max_iterations,
+                            cached=True).run(inputs)
         return Executor(load(model_or_path), max_iterations=max_iterations,
                         check=False).run(inputs)
     if backend == "openvino":
         return _run_openvino(model_or_path, inputs, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
+
+
+def compile(model_or_path: Model | PathLike, *,
+            max_iterations: int | None = None) -> CompiledModel:
+    """A session over the model, like OpenVINO's infer request: ``.run(inputs)`` is one
+    step and keeps the variables (ReadValue/Assign) for the next, ``.reset_state()``
+    returns them to their initial values, and ``.state`` reads and sets them by variable
+    id. A path is loaded (and checked) first. The plan is the one ``run`` caches."""
+    from .runtime.session import CompiledModel
+
+    _check_max_iterations(max_iterations)
+    model = model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
+    return CompiledModel(model, max_iterations=max_iterations,
+                         check=isinstance(model_or_path, Model))
+
+
+def run_steps(
+    model_or_path: Model | PathLike,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    backend: str = "irtool",
+    max_iterations: int | None = None,
+    timeout: float = OPENVINO_TIMEOUT_S,
+) -> list[dict[str, np.ndarray]]:
+    """The outputs of each of ``steps`` run in turn in one session, so that the variables
+    of a stateful model (ReadValue/Assign) carry from step to step: ``compile`` for
+    irtool, one infer request for ``backend="openvino"`` (in a worker process, as
+    ``run``)."""
+    _check_max_iterations(max_iterations)
+    if backend == "irtool":
+        session = compile(model_or_path, max_iterations=max_iterations)
+        return [session.run(step) for step in steps]
+    if backend == "openvino":
+        return _run_openvino_steps(model_or_path, steps, timeout)
+    raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
+
+
+def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping[str, Any]],
+                        timeout: float) -> list[dict[str, np.ndarray]]:
+    import tempfile
+
+    from .crosscheck.backends import OpenVINOSessionBackend, flatten_steps, split_steps
+    from .crosscheck.isolate import Isolated
+    from .errors import BackendError
+
+    with tempfile.TemporaryDirectory(prefix="irtool-run-") as tmp:
+        if isinstance(model_or_path, Model):
+            xml, _ = write_model(model_or_path, Path(tmp) / "model.xml")
+        else:
+            xml = Path(model_or_path)
+            if not xml.is_file():
+                raise BackendError("no such IR file", file=str(xml))
+        shown = xml.name if isinstance(model_or_path, Model) else str(xml)
+        outputs = Isolated(OpenVINOSessionBackend(xml), timeout, label="OpenVINO",
+                           doing=f" running {shown}").run(flatten_steps(steps))
+    return split_steps(outputs)
+
+
+def _check_max_iterations(max_iterations: object) -> None:
+    if max_iterations is not None and (isinstance(max_iterations, bool)
+                                       or not isinstance(max_iterations, int)
+                                       or max_iterations < 0):
+        raise ExecutionError(f"max_iterations must be a non-negative integer, not "
+                             f"{max_iterations!r}")
 
 
 def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | Sequence[Any],
@@ -156,4 +222,5 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
     return _check(model, inputs, **options)
 
 
-__all__ = ["IRToolError", "Model", "check", "convert", "load", "run", "save", "validate"]
+__all__ = ["IRToolError", "Model", "check", "compile", "convert", "load", "run", "run_steps",
+           "save", "validate"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import api
 from .errors import InternalError, IRToolError
-from .files import check_writable, write_files, write_npz
+from .files import check_writable, write_files, write_npz, write_npz_files
 
 
 def _load_npz(path: str) -> dict:
@@ -58,23 +58,57 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``irtool run MODEL.xml [INPUTS.npz] [-o OUT.npz]``: outputs by tensor name."""
+    """``irtool run MODEL.xml [INPUTS.npz] [-o OUT.npz]``: outputs by tensor name.
+
+    Several input files run as consecutive steps of one session (variables kept);
+    ``-o OUTDIR`` then writes each step's outputs to ``OUTDIR/<input file name>``, all
+    files or none.
+    """
+    if len(args.inputs) > 1:
+        return _run_steps(args)
     if args.output:
         check_writable(args.output)
-    inputs = _load_npz(args.inputs) if args.inputs else {}
+    inputs = _load_npz(args.inputs[0]) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
                       max_iterations=args.max_iterations, timeout=args.timeout)
     if args.output:
         write_npz(args.output, outputs)
         print(f"wrote {args.output} ({', '.join(outputs)})")
     else:
-        import numpy as np
-
-        for name, value in outputs.items():
-            arr = np.asarray(value)
-            print(f"{name}: {arr.dtype}{list(arr.shape)}")
-            print(np.array2string(arr, threshold=50))
+        _print_outputs(outputs)
     return 0
+
+
+def _run_steps(args: argparse.Namespace) -> int:
+    names = [Path(p).name for p in args.inputs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if args.output and twice:
+        raise IRToolError(f"input files share the name {twice[0]!r}, so their outputs would "
+                          f"share {Path(args.output) / twice[0]}", file=args.inputs[0])
+    targets = [Path(args.output) / name for name in names] if args.output else []
+    for target in targets:
+        check_writable(target)
+    steps = [_load_npz(path) for path in args.inputs]
+    outputs = api.run_steps(args.model, steps, backend=args.backend,
+                            max_iterations=args.max_iterations, timeout=args.timeout)
+    if targets:
+        write_npz_files(dict(zip(targets, outputs)))
+        for target, out in zip(targets, outputs):
+            print(f"wrote {target} ({', '.join(out)})")
+    else:
+        for path, out in zip(args.inputs, outputs):
+            print(f"== step {path}")
+            _print_outputs(out)
+    return 0
+
+
+def _print_outputs(outputs: dict) -> None:
+    import numpy as np
+
+    for name, value in outputs.items():
+        arr = np.asarray(value)
+        print(f"{name}: {arr.dtype}{list(arr.shape)}")
+        print(np.array2string(arr, threshold=50))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -161,8 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run an IR with irtool's executor (or OpenVINO)")
     p.add_argument("model", help="IR .xml")
-    p.add_argument("inputs", nargs="?", help=".npz of inputs keyed by tensor name")
-    p.add_argument("-o", "--output", help=".npz to write outputs to (default: print them)")
+    p.add_argument("inputs", nargs="*", help=".npz of inputs keyed by tensor name; several "
+                   "run as consecutive steps of one stateful session")
+    p.add_argument("-o", "--output", help=".npz to write outputs to (with several inputs: a "
+                   "folder, one <input file name> per step; default: print them)")
     p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool")
     p.add_argument("--max-iterations", type=int, default=None, metavar="N",
                    # The default is irtool.runtime.DEFAULT_MAX_ITERATIONS (a test keeps them

@@ -184,10 +184,17 @@ def write_npz(path: PathLike, arrays: Mapping[str, np.ndarray]) -> None:
     included. String tensors (object arrays) are stored as unicode arrays, so the file
     loads without pickle.
     """
-    with replacing(path) as (tmp,), zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
-        for name, array in arrays.items():
-            value = np.asanyarray(array)
-            if value.dtype == object:
-                value = value.astype(str)
-            with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, value, allow_pickle=False)
+    write_npz_files({path: arrays})
+
+
+def write_npz_files(files: Mapping[PathLike, Mapping[str, np.ndarray]]) -> None:
+    """Several ``.npz`` files (as ``write_npz``), all of them or none."""
+    with replacing(*files) as temporaries:
+        for tmp, arrays in zip(temporaries, files.values()):
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
+                for name, array in arrays.items():
+                    value = np.asanyarray(array)
+                    if value.dtype == object:
+                        value = value.astype(str)
+                    with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
+                        np.lib.format.write_array(f, value, allow_pickle=False)

@@ -10,30 +10,46 @@ import numpy as np
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Model
 from ..validation import check_model
+from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
+from .state import Variables
 
 
 class Executor:
-    """Compiles ``model`` once; ``run`` may then be called many times.
+    """Compiles ``model`` once; ``run`` may then be called many times. Each ``run`` is
+    stateless: every variable (ReadValue/Assign) starts at its initial value and what the
+    run assigns is dropped (``irtool.runtime.session.CompiledModel`` keeps it).
 
     The model must pass the validator's rules (``IRValidationError`` otherwise, naming
     the first error as ``validate`` does). ``check=False`` skips that: for a caller that
     has just validated the model (``irtool.load`` does), or that wants to see what the
     runtime itself makes of IR the validator refuses. Subclass and override
     ``run_plan`` to observe or change execution.
+
+    ``cached=True`` takes the check and the plan from the plan cache (``cache.PLANS``):
+    executors of one unchanged model then share one plan, checked and compiled once.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True) -> None:
+                 check: bool = True, cached: bool = False) -> None:
         self.model = model
-        self.options = RunOptions(max_iterations=max_iterations, check_declared=True)
-        if check:
-            check_model(model)
         try:
-            self.plan: Plan = compile_graph(model.graph, "", self.options)
+            if cached:
+                self.plan, self.options = PLANS.compiled(
+                    model, max_iterations, (lambda: check_model(model)) if check else None,
+                    lambda: _compile(model, max_iterations))
+            else:
+                if check:
+                    check_model(model)
+                self.plan, self.options = _compile(model, max_iterations)
         except IRToolError as err:
             self._locate(err)
             raise
+
+    @property
+    def variables(self) -> Variables:
+        """The plan's variable store (see ``state``)."""
+        return self.options.variables  # type: ignore[return-value]
 
     @property
     def input_names(self) -> list[str]:
@@ -85,8 +101,16 @@ class Executor:
 
     def run(self, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
         """Outputs by tensor name for ``inputs`` given by name or by position."""
+        return self._run(inputs, None)
+
+    def _run(self, inputs: Mapping[str, Any] | Sequence[Any],
+             state: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+        """``run`` with the variables' values in ``state`` (updated when the run succeeds;
+        None: stateless)."""
         try:
-            outs = self.run_plan(self.plan, self._ordered_inputs(inputs))
+            values = self._ordered_inputs(inputs)
+            with self.variables.run(state):
+                outs = self.run_plan(self.plan, values)
         except IRToolError as err:
             self._locate(err)
             raise
@@ -97,3 +121,9 @@ class Executor:
         if err.file is None and self.model.path:
             err.file = self.model.path
             err.args = (err.format(),)
+
+
+def _compile(model: Model, max_iterations: int | None) -> tuple[Plan, RunOptions]:
+    options = RunOptions(max_iterations=max_iterations, check_declared=True,
+                         variables=Variables())
+    return compile_graph(model.graph, "", options), options

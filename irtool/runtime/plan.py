@@ -409,13 +409,17 @@ def describe_layer(layer: Layer, scope: str) -> str:
 class RunOptions:
     """Settings that reach every (nested) plan: ``max_iterations`` caps each loop;
     ``check_declared`` checks computed values against their ports (``declared``; the
-    ``Executor`` turns it on, a bare ``compile_graph`` leaves it off)."""
+    ``Executor`` turns it on, a bare ``compile_graph`` leaves it off); ``variables`` is
+    the store the plan's ReadValue/Assign kernels share (``state.Variables``; without
+    one, each such layer gets a store of its own, which makes every run stateless)."""
 
     max_iterations: int | None = None
     check_declared: bool = False
+    variables: object = None  # the plan's ``state.Variables`` (ReadValue/Assign kernels)
 
 
-# Compilers for layers that are not plain kernels (Loop, TensorIterator, If).
+# Compilers for layers that are not plain kernels (Loop, TensorIterator, If; ReadValue and
+# Assign, which share the plan's variables).
 # Each takes the layer, its scope and the options and returns a kernel; registered by the
 # control-flow module so this one stays free of loop semantics.
 SubgraphCompiler = Callable[[Layer, str, RunOptions], Kernel]

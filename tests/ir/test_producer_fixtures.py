@@ -37,8 +37,6 @@ BY_NAME = {ir.name: ir for ir in IRS}
 ATOL = {"cnn_int8_fq": 2e-3}
 
 _LAYER_RT_INFO_FIRST = "element <data> != <rt_info>"
-_READ_VALUE = ("(ReadValue-opset6): operation ReadValue-opset6 is not supported by the irtool "
-               "runtime")
 
 KNOWN_GAPS: dict[str, str] = {
     # Layer-level <rt_info> moved before <data>.
@@ -58,15 +56,18 @@ KNOWN_GAPS: dict[str, str] = {
                                  "'to-layer' '187' != '185'",
     "round_trip/detokenizer": "XML: line 181 vs 181: net/edges/edge: attribute 'from-port' "
                               "'9' != '8'",
-    # Stateful models: no ReadValue/Assign in the runtime, no session API.
-    **{f"runtime/{name}": f'{name}.xml: layer {layer} "ReadValue_{number}" {_READ_VALUE}'
-       for name, layer, number in [
-           ("gpt2_stateful", 14, 12779), ("llama_stateful", 14, 15226),
-           ("llama_optimum_int4", 14, 15226), ("llama_nncf_int8", 14, 15226),
-           ("llama_nncf_int4_g16", 14, 15226), ("llama_nncf_nf4", 14, 15226),
-           ("llama_nncf_mxfp4", 15, 15226), ("llama_nncf_fp8", 14, 15226),
-           ("t5_decoder", 4, 21893), ("whisper_decoder", 9, 15036),
-           ("tokenizer", 2, 906449)]},
+    # Stateful decoders run as sessions now; the weight-compressed ones differ from
+    # OpenVINO in their decompressed weights (low-precision types, issue 9 item 3).
+    **{f"runtime/{name}": f"step {step} logits: {message}" for name, step, message in [
+        ("llama_nncf_int8", 0, "8 of 640 values differ, max abs diff 0.000141"),
+        ("llama_nncf_int4_g16", 3, "1 of 128 values differ, max abs diff 0.000101"),
+        ("llama_nncf_nf4", 0, "639 of 640 values differ, max abs diff 0.396"),
+        ("llama_nncf_mxfp4", 0, "640 of 640 values differ, max abs diff 0.484"),
+        ("llama_nncf_fp8", 0, "6 of 640 values differ, max abs diff 0.000146")]},
+    # openvino-tokenizers' extension ops, and the string ops they feed, have no kernel.
+    "runtime/tokenizer": 'tokenizer.xml: layer 4 "StringTensorUnpack_906341" '
+                         "(StringTensorUnpack-opset15): operation StringTensorUnpack-opset15 is "
+                         "not supported by the irtool runtime",
     "runtime/detokenizer": 'detokenizer.xml: layer 6 "VocabDecoder_906485" '
                            "(VocabDecoder-extension): operation VocabDecoder-extension is not "
                            "supported by the irtool runtime",
