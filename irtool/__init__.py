@@ -27,6 +27,7 @@ from .errors import (
     IRValidationError,
     UnsupportedOpError,
 )
+from .extensions import load_extension
 from .ir import Model
 
 __version__ = "0.1.0"
@@ -34,5 +35,6 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
-    "__version__", "check", "compile", "convert", "load", "run", "save", "validate",
+    "__version__", "check", "compile", "convert", "load", "load_extension", "run", "save",
+    "validate",
 ]

@@ -208,11 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="OpenVINO runs in a child process, stopped after this long "
                         "(default 300); a crash of it is one line too")
+    _extension_option(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check IR files against the XSD and the spec's rules")
     p.add_argument("files", nargs="+", help="IR .xml files")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _extension_option(p)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("check", help="convert, run onnxruntime, irtool and OpenVINO, compare")
@@ -231,14 +233,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, default=None, metavar="N",
                    help="irtool's runtime stops any loop beyond N iterations (default "
                         "1,000,000)")
+    _extension_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("inspect", help="summarise an IR or ONNX model, loops and all")
     p.add_argument("model", help="IR .xml or ONNX .onnx")
     p.add_argument("--dot", metavar="OUT.dot", help="write a graphviz drawing")
     p.add_argument("--svg", metavar="OUT.svg", help="render the drawing (needs graphviz `dot`)")
+    _extension_option(p)
     p.set_defaults(func=cmd_inspect)
     return parser
+
+
+def _extension_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--extension", action="append", default=[], metavar="FILE.py",
+                   help="load user-defined operations from this Python file first "
+                        "(repeatable; see samples/extensions/)")
 
 
 def _version() -> str:
@@ -255,6 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         onnx_analysis.prestart()  # its worker loads while this process does
     try:
+        if getattr(args, "extension", None):
+            from .extensions import load_extension
+
+            for path in args.extension:
+                load_extension(path)
         return int(args.func(args))
     except IRToolError as err:
         print(f"irtool {args.command}: {err}", file=sys.stderr)

@@ -9,7 +9,7 @@ every finding is a ``Diagnostic`` (code, message, file, line, layer id/name,
 scope, severity). Warnings (``severity="warning"``) do not make an IR invalid.
 
 The rules live in ``irtool/validation/`` (one module per family: ``structure``,
-``tensors``, ``control_flow``, ``ops``, ``xsd``); their codes are stable.
+``tensors``, ``control_flow``, ``variables``, ``ops``, ``xsd``); their codes are stable.
 
 ===========================  =======  ===========================================================
 code                         sev.     meaning
@@ -95,6 +95,13 @@ LOOP_CURRENT_ITERATION       error    more than one current_iteration Parameter,
                                       external_port_id not -1, or not an i32/i64 scalar/1D
 IF_CONDITION                 error    If input 0 missing or not a boolean scalar/1D
 IF_BRANCH_MISMATCH           error    then/else produce different numbers or types of outputs
+VARIABLE_ID                  error    a ReadValue or Assign without variable_id
+VARIABLE_NO_ASSIGN           error    a variable a ReadValue reads that no Assign writes
+VARIABLE_NO_READ             error    an Assign of a variable no ReadValue reads
+VARIABLE_TYPE                error    ReadValue input/output or Assign input differs from the
+                                      variable's declared type or shape
+VARIABLE_CONFLICT            error    one variable_id for two variables (ReadValues declaring
+                                      different types or shapes, or two Assigns)
 ===========================  =======  ===========================================================
 
 "One element" means a scalar or a 1D tensor of one element. Ranks are compared

@@ -3,10 +3,11 @@
 ``irtool.run(model, feed)`` called again and again on one ``Model`` must not check and
 compile it every time. The cache keeps, per model object, the plans compiled for it (one
 per ``max_iterations``) together with a *fingerprint* of everything checking and
-compiling read: layers (id, name, type, version, attributes, ports, Const data objects),
-edges, bodies, port maps and back edges. A later call whose fingerprint differs (the
-model was changed in place) checks and compiles again. The fingerprint costs one pass over
-the layers, a small part of what compiling costs.
+compiling read: layers (id, name, type, version, attributes, extra attributes, ports'
+ids, types, shapes and names, Const data objects), edges, bodies, port maps and back
+edges. A later call whose fingerprint differs (the model was changed in place) checks and
+compiles again. The fingerprint costs one pass over the layers (C-level getters, the
+cyclic collector paused), a small part of what checking and compiling cost.
 
 What it does not see: bytes changed inside a Const's existing buffer (``ConstData`` holds
 the bytes of the file or of ``from_array``, which nothing in irtool changes in place) and
@@ -17,48 +18,49 @@ Entries live as long as their model: the cache holds the model weakly.
 
 from __future__ import annotations
 
+import operator
 import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.graph import Graph, Model, Port
+from ..bulk import paused_gc
+from ..ir.graph import Graph, Model
 
-
-def _port(port: Port) -> tuple[Any, ...]:
-    return (port.id, port.precision, port.dims, port.names, tuple(port.extra.items()))
+# C-level getters: the fingerprint is taken on every cached call, so it must cost little
+# next to running a plan.
+_PORT = operator.attrgetter("id", "precision", "dims", "names")
+_LAYER = operator.attrgetter("id", "name", "type", "version", "const", "has_data")
+_ENTRY = operator.attrgetter("kind", "external_port_id", "internal_layer_id", "axis", "start",
+                             "end", "stride", "part_size", "purpose")
+_BACK_EDGE = operator.attrgetter("from_layer", "to_layer")
 
 
 def graph_fingerprint(graph: Graph) -> tuple[Any, ...]:
     """A value equal for two states of ``graph`` only when they compile alike (see the
     module docstring). Const data enter by identity, so the tuple keeps them alive."""
-    layers = []
-    for node, data in graph.nx.nodes(data=True):
-        layer = data.get("layer")
+    layers: list[tuple[Any, ...]] = []
+    for node, layer in graph.nx.nodes(data="layer"):
         if layer is None:
             layers.append((node,))
             continue
-        layers.append((
-            node, layer.id, layer.name, layer.type, layer.version,
-            tuple(layer.attrs.items()), tuple(_port(p) for p in layer.inputs),
-            tuple(_port(p) for p in layer.outputs), layer.const, layer.has_data,
-            tuple(layer.extra.items()),
-            tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),
-            tuple((name, tuple((e.kind, e.external_port_id, e.internal_layer_id, e.axis,
-                                e.start, e.end, e.stride, e.part_size, e.purpose,
-                                tuple(e.extra.items())) for e in entries))
-                  for name, entries in layer.port_maps.items()),
-            tuple((b.from_layer, b.to_layer, tuple(b.extra.items()))
-                  for b in layer.back_edges),
-        ))
-    edges = tuple((u, v, d.get("from_port"), d.get("to_port"))
-                  for u, v, d in graph.nx.edges(data=True))
-    return tuple(layers), edges
+        key = (node, _LAYER(layer), tuple(layer.attrs.items()),
+               tuple(map(_PORT, layer.inputs)), tuple(map(_PORT, layer.outputs)),
+               tuple(layer.extra.items()))
+        if layer.bodies:
+            key += (tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),
+                    tuple((name, tuple(map(_ENTRY, entries)))
+                          for name, entries in layer.port_maps.items()),
+                    tuple(map(_BACK_EDGE, layer.back_edges)))
+        layers.append(key)
+    edges = [(u, v, d.get("from_port"), d.get("to_port")) for u, v, d in graph.nx.edges(data=True)]
+    return tuple(layers), tuple(edges)
 
 
 def model_fingerprint(model: Model) -> tuple[Any, ...]:
-    return model.version, model.name, graph_fingerprint(model.graph)
+    with paused_gc():  # thousands of small tuples: no collection is worth running here
+        return model.version, model.name, graph_fingerprint(model.graph)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from .ops import is_known_op
 from .report import Reporter, body_scope, layer_map
 from .structure import check_structure
 from .tensors import check_tensors
+from .variables import check_variables
 from .weights import check_weights
 from .xsd import load_schema, xsd_diagnostics
 
@@ -44,6 +45,7 @@ def validate_model(model: Model, *, file: str | None = None,
     rep = Reporter(file, earlier={(d.scope, d.layer_id, d.code) for d in earlier})
     with paused_gc():
         check_graph(model.graph, "", rep)
+        check_variables(model.graph, rep)
     return rep.diagnostics
 
 

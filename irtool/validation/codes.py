@@ -113,6 +113,16 @@ RULES: dict[str, Rule] = {
     "IF_CONDITION": Rule("error", "control", "If input 0 missing or not a boolean scalar/1D"),
     "IF_BRANCH_MISMATCH": Rule("error", "control",
                                "then/else bodies produce different numbers or types of outputs"),
+    # -- variables (ReadValue / Assign) -----------------------------------------
+    "VARIABLE_ID": Rule("error", "variables", "a ReadValue or Assign without variable_id"),
+    "VARIABLE_NO_ASSIGN": Rule("error", "variables", "a variable a ReadValue reads that no "
+                               "Assign writes"),
+    "VARIABLE_NO_READ": Rule("error", "variables", "an Assign of a variable no ReadValue reads"),
+    "VARIABLE_TYPE": Rule("error", "variables", "a ReadValue's input or output, or an Assign's "
+                          "input, differs from the variable's declared type or shape (or "
+                          "variable_type is not a type)"),
+    "VARIABLE_CONFLICT": Rule("error", "variables", "one variable_id for two variables: "
+                              "ReadValues declaring different types or shapes, or two Assigns"),
 }
 
 

@@ -27,3 +27,22 @@ def accumulator(path: Path, *, with_init: bool = False) -> Path:
     ov.save_model(ov.Model([ov6.result(total)], [assign], [x], "accumulator"), str(path),
                   compress_to_fp16=False)
     return path
+
+
+def two_variables(path: Path) -> Path:
+    """Two variables as OpenVINO writes them: ``acc`` (ReadValue-6 ``read_acc``, f32 [2, 3],
+    no init input; Assign-6 of ``sum``) and ``prev`` (ReadValue-3 ``read_prev`` whose init
+    input is ``x``; Assign-3 ``assign_prev`` of ``delta = x - prev``)."""
+    import openvino.opset3 as ov3
+
+    x = ov6.parameter([2, 3], np.float32, name="x")
+    x.output(0).set_names({"x"})
+    total = ov6.add(ov6.read_value("acc", np.float32, [2, 3], name="read_acc"), x, name="sum")
+    total.output(0).set_names({"sum"})
+    delta = ov6.subtract(x, ov3.read_value(x, "prev", name="read_prev"), name="delta")
+    delta.output(0).set_names({"delta"})
+    sinks = [ov6.assign(total, "acc"), ov3.assign(delta, "prev", name="assign_prev")]
+    model = ov.Model([ov6.result(total, name="out_sum"), ov6.result(delta, name="out_delta")],
+                     sinks, [x], "two_variables")
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path

@@ -25,6 +25,7 @@ import openvino as ov
 import pytest
 from lxml import etree
 from support.ov_irs import ONNX_CONTROL_FLOW
+from support.stateful import two_variables
 
 import irtool
 from irtool.cli import main as cli_main
@@ -33,6 +34,8 @@ from irtool.ir.graph import Port
 from irtool.validation import RULES
 
 SOURCES = {"loop": "test_loop11", "ti": "test_scan9_sum", "if": "test_if"}
+# "state": two variables built with OpenVINO's opset3/opset6 read_value and assign
+# (support.stateful.two_variables), written for each case.
 LOOP = "/net/layers/layer[@type='Loop']"
 TI = "/net/layers/layer[@type='TensorIterator']"
 IF = "/net/layers/layer[@type='If']"
@@ -239,6 +242,24 @@ def _else_f16(doc: Doc) -> None:
                                                                                  "FP16")
 
 
+ASSIGN_PREV = top("assign_prev")
+ASSIGN_ACC = "/net/layers/layer[@type='Assign'][data/@variable_id='acc']"
+
+
+def _drop_assign_acc(doc: Doc) -> None:
+    layer = lid(doc.root, ASSIGN_ACC)
+    remove(doc.root, ASSIGN_ACC)
+    remove(doc.root, f"/net/edges/edge[@to-layer='{layer}']")
+
+
+def _acc_read_twice_as_f16(doc: Doc) -> None:
+    """read_prev becomes a ReadValue-6 of ``acc`` declaring f16: one id, two types."""
+    layer = one(doc.root, top("read_prev"))
+    layer.set("version", "opset6")
+    layer.find("data").attrib.update({"variable_id": "acc", "variable_type": "f16",
+                                      "variable_shape": "2,3"})
+
+
 CASES: list[Case] = [
     # the file
     Case("FILE_UNREADABLE", "loop", lambda d: setattr(d, "delete", True), None),
@@ -372,6 +393,28 @@ CASES: list[Case] = [
          IF, f"{IF}/input/port[@id='0']"),
     Case("IF_BRANCH_MISMATCH", "if", drop(f"{IF}/else_port_map/output"), IF, IF, name="count"),
     Case("IF_BRANCH_MISMATCH", "if", _else_f16, IF, IF, name="type"),
+    # Variables (ReadValue / Assign)
+    Case("VARIABLE_ID", "state", lambda d: one(d.root, f"{ASSIGN_PREV}/data").attrib.pop(
+        "variable_id"), ASSIGN_PREV, ASSIGN_PREV),
+    Case("VARIABLE_NO_ASSIGN", "state", _drop_assign_acc, top("read_acc"), top("read_acc")),
+    Case("VARIABLE_NO_READ", "state", set_attr(f"{ASSIGN_PREV}/data", variable_id="later"),
+         ASSIGN_PREV, ASSIGN_PREV),
+    Case("VARIABLE_TYPE", "state", set_attr(f"{top('read_acc')}/data", variable_type="f16"),
+         top("read_acc"), f"{top('read_acc')}/output/port", name="type",
+         says="the output is f32 [2,3] but variable 'acc' is f16 [2,3]"),
+    Case("VARIABLE_TYPE", "state", set_attr(f"{top('read_acc')}/data", variable_shape="2,4"),
+         top("read_acc"), f"{top('read_acc')}/output/port", name="shape",
+         says="variable 'acc' is f32 [2,4]"),
+    Case("VARIABLE_TYPE", "state", set_attr(f"{ASSIGN_ACC}/input/port", precision="I32"),
+         ASSIGN_ACC, f"{ASSIGN_ACC}/input/port", name="Assign-input",
+         says="the input is i32 [2,3] but variable 'acc' is f32 [2,3]"),
+    Case("VARIABLE_CONFLICT", "state", _acc_read_twice_as_f16, top("read_acc"),
+         top("read_acc"), name="two-types",
+         says="variable 'acc' is f32 [2,3] here but f16 [2,3] at layer"),
+    Case("VARIABLE_CONFLICT", "state",
+         lambda d: (set_attr(f"{top('read_prev')}/data", variable_id="acc")(d),
+                    set_attr(f"{ASSIGN_PREV}/data", variable_id="acc")(d)),
+         ASSIGN_PREV, ASSIGN_PREV, name="two-Assigns", says="is assigned here and at layer"),
     # IR that validate rejected but the runtime or inspect once tripped over (issue 11)
     Case("EDGE_UNKNOWN_PORT", "loop",
          set_attr("/net/edges/edge[@to-layer='3'][@to-port='2']", to__port="3"), LOOP,
@@ -393,8 +436,12 @@ CASES: list[Case] = [
 
 def build(case: Case, sources: dict[str, Path], folder: Path) -> tuple[Path, Doc]:
     """Write the mutated copy of the case's source IR into ``folder``."""
-    src = sources[SOURCES[case.source]]
     folder.mkdir(parents=True, exist_ok=True)
+    if case.source == "state":
+        (folder / "source").mkdir(exist_ok=True)
+        src = two_variables(folder / "source" / "state.xml")
+    else:
+        src = sources[SOURCES[case.source]]
     xml, bin_ = folder / "model.xml", folder / "model.bin"
     shutil.copyfile(src.with_suffix(".bin"), bin_)
     root = etree.parse(str(src)).getroot()
