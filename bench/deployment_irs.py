@@ -19,7 +19,9 @@ Per IR it prints:
   difference, or the first disagreement, or irtool's one-line error; and the wall time of
   each side for the whole session (OpenVINO's includes compiling and the trip to its child).
 
-    python bench/deployment_irs.py [--fixtures] [--only NAME,NAME] [--keep DIR]
+    python bench/deployment_irs.py [--fixtures] [--only NAME,NAME] [--keep DIR] [--irs DIR]
+
+``--irs DIR`` reads IRs built earlier (``export.py --heavy --out DIR``) instead of building.
 """
 
 from __future__ import annotations
@@ -108,11 +110,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="use the checked-in IRs even when the producers are installed")
     parser.add_argument("--only", default="", help="comma-separated IR names")
     parser.add_argument("--keep", type=Path, help="build the heavy IRs into this folder")
+    parser.add_argument("--irs", type=Path, help="use the IRs (and MANIFEST.json) built "
+                        "earlier into this folder by export.py")
     args = parser.parse_args(argv)
 
     missing = producers_missing()
     with tempfile.TemporaryDirectory(prefix="deployment-irs-") as tmp:
-        if args.fixtures or missing:
+        if args.irs:
+            folder = args.irs
+            print(f"IRs: built earlier, in {folder}")
+        elif args.fixtures or missing:
             folder = FIXTURES
             why = "--fixtures" if args.fixtures else f"missing: {', '.join(missing)}"
             print(f"IRs: the checked-in fixtures in {folder.relative_to(ROOT)} ({why})")
