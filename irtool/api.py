@@ -15,7 +15,9 @@ import numpy as np
 
 from .diagnostics import Diagnostic
 from .errors import ExecutionError, IRToolError
+from .feeds import input_mismatch
 from .ir import Model, read_model, write_model
+from .sniff import file_kind
 
 if TYPE_CHECKING:
     import onnx
@@ -62,18 +64,22 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 
 
 def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-            base_dir: PathLike | None = None) -> Model:
+            base_dir: PathLike | None = None,
+            input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     A path loads its external data itself; for a ``ModelProto`` whose tensors
     live in external files, ``base_dir`` is the folder they are in.
     ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in Loop bodies instead of
-    turning it into a sliced Loop input. Raises ``ConversionError`` (naming the
-    ONNX node) or ``UnsupportedOpError`` (listing every unsupported operator).
+    turning it into a sliced Loop input. ``input_shapes`` fixes dynamic dims of the
+    graph's inputs, as ``ovc --input`` does: ``{"x": (1, None)}`` (None: left dynamic).
+    Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
+    (listing every unsupported operator).
     """
     from .onnx import convert_model
 
-    return convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir)
+    return convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir,
+                         input_shapes=input_shapes)
 
 
 
@@ -86,8 +92,9 @@ def run(
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
 ) -> dict[str, np.ndarray]:
-    """Run an IR and return its outputs by tensor name: one stateless inference (every
-    variable of a stateful model at its initial value; see ``compile`` for sessions).
+    """Run an IR (or an ONNX model, converted first) and return its outputs by tensor name:
+    one stateless inference (every variable of a stateful model at its initial value; see
+    ``compile`` for sessions).
 
     ``inputs`` maps tensor names (the ONNX names) to arrays, or lists arrays in
     the order of the model's inputs. ``backend="openvino"`` runs the same IR on
@@ -102,6 +109,9 @@ def run(
     model object reuse that plan (``irtool.runtime.cache``), which ``compile`` shares.
     """
     _check_max_iterations(max_iterations)
+    if not isinstance(model_or_path, Model) and file_kind(model_or_path) == "onnx":
+        # An ONNX model runs as the IR convert makes of it, as OpenVINO's read_model does.
+        model_or_path = convert(model_or_path)
     if backend == "irtool":
         from .runtime import Executor
 
@@ -196,8 +206,13 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
             xml = Path(model_or_path)
             if not xml.is_file():
                 raise BackendError("no such IR file", file=str(xml))
-        if not isinstance(inputs, Mapping):  # in the order of the model's inputs
-            names = read_model(xml).input_names()
+        names = read_model(xml).input_names()
+        if isinstance(inputs, Mapping):
+            # Named as irtool's runtime names them (the worker drops names it does not take).
+            mismatch = input_mismatch(names, inputs)
+            if mismatch:
+                raise BackendError(mismatch, file=str(xml))
+        else:  # in the order of the model's inputs
             if len(names) != len(inputs):
                 raise BackendError(f"{len(inputs)} inputs given, the model takes {len(names)}",
                                    file=str(xml))

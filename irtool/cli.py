@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -17,12 +18,16 @@ from pathlib import Path
 from . import api
 from .errors import InternalError, IRToolError
 from .files import check_writable, write_files, write_npz, write_npz_files
+from .sniff import refuse_other_kind
+
+log = logging.getLogger("irtool")
 
 
 def _load_npz(path: str) -> dict:
     """The arrays of an ``.npz`` by key; a file numpy cannot read is an ``IRToolError``."""
     import numpy as np
 
+    refuse_other_kind(path, "npz")
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
@@ -37,16 +42,36 @@ def _onnx_opsets(path: str) -> str:
     return ", ".join(f"{imp.domain or 'ai.onnx'}:{imp.version}" for imp in proto.opset_import)
 
 
+def output_path(model: str, output: str | None) -> Path:
+    """Where ``convert`` writes, as ovc decides: no ``-o``, the current folder; a folder
+    (one that exists, or a path ending in ``/``), the model's name in it; a file name
+    without ``.xml``, that name with ``.xml`` added."""
+    stem = Path(model).stem + ".xml"
+    if not output:
+        return Path(stem)
+    if output.endswith(("/", os.sep)) or Path(output).is_dir():
+        return Path(output) / stem
+    path = Path(output)
+    return path if path.suffix.lower() == ".xml" else path.with_name(path.name + ".xml")
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
-    """``irtool convert MODEL.onnx [-o OUT.xml]``: writes OUT.xml + OUT.bin, or nothing.
+    """``irtool convert MODEL.onnx [-o OUT]``: writes OUT.xml + OUT.bin, or nothing.
 
     ``--opset`` also prints the ONNX opsets the model imports and the IR operation
     versions the conversion used (nested bodies included).
     """
-    out = args.output or str(Path(args.model).with_suffix(".xml"))
-    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs)
+    from .onnx.input_shapes import parse_input_option
+
+    try:
+        shapes = parse_input_option(args.input) if args.input else None
+    except ValueError as err:
+        raise IRToolError(str(err)) from None
+    out = output_path(args.model, args.output)
+    check_writable(out)
+    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs, input_shapes=shapes)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
-    print(f"wrote {out} and {Path(out).with_suffix('.bin')}")
+    print(f"wrote {out} and {out.with_suffix('.bin')}")
     if args.opset:
         from collections import Counter
 
@@ -57,22 +82,55 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """``irtool run MODEL.xml [INPUTS.npz] [-o OUT.npz]``: outputs by tensor name.
+def _output_format(path: str) -> str:
+    """``npz`` or ``json`` by the suffix of ``-o``; anything else is refused before running."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".npz", ".json"):
+        return suffix[1:]
+    raise IRToolError("-o: outputs are written as .npz (arrays, keyed by tensor name) or "
+                      f".json (dtype, shape and values), not {suffix or 'a file without suffix'}",
+                      file=path)
 
-    Several input files run as consecutive steps of one session (variables kept);
-    ``-o OUTDIR`` then writes each step's outputs to ``OUTDIR/<input file name>``, all
-    files or none.
+
+def _outputs_json(outputs: dict) -> bytes:
+    """Every output as ``{"dtype", "shape", "data"}`` (nested lists; strings as text)."""
+    import numpy as np
+
+    def entry(value: object) -> dict:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "USO":
+            data = arr.astype(str)
+        elif arr.dtype.kind in "biuf" and type(arr.dtype).__module__.startswith("numpy"):
+            data = arr
+        else:  # ml_dtypes' bfloat16, float8s, int4...: their exact values as f32
+            data = arr.astype(np.float32)
+        return {"dtype": arr.dtype.name, "shape": list(arr.shape), "data": data.tolist()}
+
+    return (json.dumps({name: entry(v) for name, v in outputs.items()}, indent=2)
+            + "\n").encode("utf-8")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``irtool run MODEL [INPUTS.npz...] [-o OUT.npz|OUT.json]``: outputs by tensor name.
+
+    MODEL is an IR .xml, or an ONNX model converted on the fly (as OpenVINO's
+    ``read_model`` takes either). Several input files run as consecutive steps of one
+    session (variables kept); ``-o OUTDIR`` then writes each step's outputs to
+    ``OUTDIR/<input file name>``, all files or none.
     """
     if len(args.inputs) > 1:
         return _run_steps(args)
     if args.output:
+        fmt = _output_format(args.output)
         check_writable(args.output)
     inputs = _load_npz(args.inputs[0]) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
                       max_iterations=args.max_iterations, timeout=args.timeout)
     if args.output:
-        write_npz(args.output, outputs)
+        if fmt == "json":
+            write_files({args.output: _outputs_json(outputs)})
+        else:
+            write_npz(args.output, outputs)
         print(f"wrote {args.output} ({', '.join(outputs)})")
     else:
         _print_outputs(outputs)
@@ -115,19 +173,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """``irtool validate FILE.xml...``: every problem, one a line; exit 1 on any error.
 
     Lines read ``file:line: CODE layer <id> "<name>": message``; warnings end in
-    `` [warning]`` and do not fail the run. ``--json`` prints one JSON list of all
-    diagnostics (``Diagnostic.to_dict``) instead, and nothing else on stdout.
+    `` [warning]`` and do not fail the run. ``--json`` prints one JSON object instead,
+    and nothing else on stdout: ``summary`` (files, valid, errors, warnings) and
+    ``files``, one entry per file (``file``, ``valid``, ``errors``, ``warnings``,
+    ``diagnostics`` as ``Diagnostic.to_dict``).
     """
-    problems = []
-    for path in args.files:
-        problems.extend(api.validate(path))
-    errors = sum(1 for p in problems if p.severity == "error")
-    warnings = len(problems) - errors
+    entries = []
+    for path in _progress(args.files, "validate", unit="file", quiet=args.quiet):
+        found = api.validate(path)
+        errors = sum(1 for p in found if p.severity == "error")
+        entries.append({"file": str(path), "valid": errors == 0, "errors": errors,
+                        "warnings": len(found) - errors, "diagnostics": found})
+        log.info("%s: %d error(s), %d warning(s)", path, errors, len(found) - errors)
+    errors = sum(e["errors"] for e in entries)
+    warnings = sum(e["warnings"] for e in entries)
     if args.json:
-        print(json.dumps([p.to_dict() for p in problems], indent=2))
+        summary = {"files": len(entries), "valid": sum(e["valid"] for e in entries),
+                   "errors": errors, "warnings": warnings}
+        for entry in entries:
+            entry["diagnostics"] = [p.to_dict() for p in entry["diagnostics"]]
+        print(json.dumps({"summary": summary, "files": entries}, indent=2))
     else:
-        for p in problems:
-            print(p.format() + ("" if p.severity == "error" else f" [{p.severity}]"))
+        for entry in entries:
+            for p in entry["diagnostics"]:
+                print(p.format() + ("" if p.severity == "error" else f" [{p.severity}]"))
         if not errors:
             print(f"{len(args.files)} file(s) valid"
                   + (f" ({warnings} warning(s))" if warnings else ""))
@@ -135,6 +204,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"irtool validate: {errors} error(s), {warnings} warning(s) in "
               f"{len(args.files)} file(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _progress(items: Sequence, what: str, *, unit: str, quiet: bool):  # type: ignore[no-untyped-def]
+    """``items``, with a tqdm bar on stderr when it is a terminal (and not ``-q``)."""
+    from tqdm import tqdm
+
+    return tqdm(items, desc=f"irtool {what}", unit=unit, leave=False,
+                disable=quiet or not sys.stderr.isatty() or len(items) < 2)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -145,12 +222,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     shapes = dict(parse_shape_option(text) for text in (args.shape or []))
     given = _load_npz(args.inputs) if args.inputs else None
 
-    def progress(message: str) -> None:
-        print(f"irtool check: {message}...", file=sys.stderr, flush=True)
+    from tqdm import tqdm
 
-    report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
-                       atol=args.atol, keep_dir=args.keep, progress=progress,
-                       timeout=args.timeout, max_iterations=args.max_iterations)
+    # The stages: converting, then onnxruntime, irtool and OpenVINO. A bar on a terminal;
+    # with -v each stage is also logged (and that is all a pipe or a file gets).
+    bar = tqdm(total=4, desc="irtool check", leave=False, bar_format="{desc}: {n}/{total}",
+               disable=args.quiet or not sys.stderr.isatty())
+
+    def progress(message: str) -> None:
+        log.info("%s...", message)
+        if bar.n < bar.total:
+            bar.set_description(f"irtool check: {message}")
+            bar.update(1)
+
+    try:
+        report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
+                           atol=args.atol, keep_dir=args.keep, progress=progress,
+                           timeout=args.timeout, max_iterations=args.max_iterations)
+    finally:
+        bar.close()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -159,47 +249,91 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    """``irtool inspect MODEL``: print the summary, then write ``--dot`` / ``--svg`` if asked."""
-    from .inspection import load_for_inspect, summary, to_dot, write_svg
+    """``irtool inspect MODEL``: print the summary (or ``--json``), then write ``--dot`` /
+    ``--svg`` / ``--png`` if asked."""
+    from .inspection import load_for_inspect, summary, summary_dict, to_dot, write_image
 
     model, note = load_for_inspect(args.model)
-    print(summary(model, note))
-    if args.dot or args.svg:
+    if args.json:
+        print(json.dumps(summary_dict(model, note), indent=2))
+    else:
+        print(summary(model, note))
+    if args.dot or args.svg or args.png:
         dot_text = to_dot(model)
+        wrote = []
         if args.dot:
             write_files({args.dot: dot_text.encode("utf-8")})
-            print(f"wrote {args.dot}")
-        if args.svg:
-            write_svg(dot_text, args.svg)
-            print(f"wrote {args.svg}")
+            wrote.append(args.dot)
+        for fmt, path in (("svg", args.svg), ("png", args.png)):
+            if path:
+                write_image(dot_text, path, fmt)
+                wrote.append(path)
+        for path in wrote:
+            print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _common() -> argparse.ArgumentParser:
+    """-v / -q, accepted after every subcommand."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="say what is being done (-vv: debug detail) on stderr, through "
+                            "Python's logging (default: warnings and errors only)")
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress bars and no warnings; errors only")
+    return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irtool",
-        description="OpenVINO IR with control flow: convert, validate, run, check, inspect.")
+        description="OpenVINO IR with control flow: convert, validate, run, check, inspect.",
+        epilog="Exit status: 0 success; 1 bad input or a failed check (one line on stderr "
+               "says where); 2 usage errors; 3 an internal error (IRTOOL_DEBUG=1 shows the "
+               "traceback).")
     parser.add_argument("--version", action="version", version=f"irtool {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = [_common()]
 
-    p = sub.add_parser("convert", help="convert an ONNX model to IR v11 (.xml + .bin)")
+    p = sub.add_parser("convert", parents=common,
+                       help="convert an ONNX model to IR v11 (.xml + .bin)",
+                       description="Convert an ONNX model to OpenVINO IR v11 (.xml + .bin), "
+                                   "placed as ovc places it.")
     p.add_argument("model", help="ONNX model (.onnx)")
-    p.add_argument("-o", "--output", help="output .xml (default: beside the model)")
-    p.add_argument("--compress-to-fp16", action="store_true",
-                   help="store f32 constants as f16 (decompressed at load)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="output .xml, or a folder to write MODEL.xml into; .xml is added "
+                        "when missing (default: MODEL.xml in the current folder)")
+    p.add_argument("--input", metavar="NAME[D0,D1,...],...",
+                   help="fix dynamic dims of inputs, in ovc's syntax: \"x[1,?],y[2,3]\" "
+                        "(? keeps a dim dynamic; default: the model's own shapes)")
+    p.add_argument("--compress-to-fp16", action=argparse.BooleanOptionalAction, default=False,
+                   help="store f32 constants as f16, decompressed at load. Off by default, "
+                        "unlike ovc (which compresses unless told not to): irtool keeps the "
+                        "weights exact so that check compares like with like")
     p.add_argument("--no-slice-inputs", action="store_true",
                    help="keep Gather(X, iteration) in loop bodies instead of sliced port_map "
-                        "inputs")
-    p.add_argument("--opset", action="store_true", help="also print the ONNX opsets used")
-    p.set_defaults(func=cmd_convert)
+                        "inputs (default: sliced)")
+    p.add_argument("--opset", action="store_true",
+                   help="also print the ONNX opsets imported and the IR operations used")
+    p.set_defaults(func=cmd_convert, subparser=p)
 
-    p = sub.add_parser("run", help="run an IR with irtool's executor (or OpenVINO)")
-    p.add_argument("model", help="IR .xml")
-    p.add_argument("inputs", nargs="*", help=".npz of inputs keyed by tensor name; several "
-                   "run as consecutive steps of one stateful session")
-    p.add_argument("-o", "--output", help=".npz to write outputs to (with several inputs: a "
-                   "folder, one <input file name> per step; default: print them)")
-    p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool")
+    p = sub.add_parser("run", parents=common,
+                       help="run an IR (or an ONNX model) with irtool's executor or OpenVINO",
+                       description="Run an IR with irtool's executor (or OpenVINO); an ONNX "
+                                   "model is converted first, as OpenVINO's read_model does.")
+    p.add_argument("model", help="IR .xml, or an ONNX .onnx (converted on the fly)")
+    p.add_argument("inputs", nargs="*",
+                   help=".npz of inputs keyed by tensor name; several run as consecutive "
+                        "steps of one stateful session (default: none, for a model without "
+                        "inputs)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the outputs: .npz keyed by tensor name, or .json with dtype, "
+                        "shape and values; with several inputs a folder, one <input file "
+                        "name> per step (default: print them)")
+    p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool",
+                   help="irtool's numpy executor, or OpenVINO's CPU runtime on the same IR "
+                        "(default: irtool)")
     p.add_argument("--max-iterations", type=int, default=None, metavar="N",
                    # The default is irtool.runtime.DEFAULT_MAX_ITERATIONS (a test keeps them
                    # equal; importing the runtime here would slow every command's start).
@@ -209,24 +343,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="OpenVINO runs in a child process, stopped after this long "
                         "(default 300); a crash of it is one line too")
     _extension_option(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, subparser=p)
 
-    p = sub.add_parser("validate", help="check IR files against the XSD and the spec's rules")
-    p.add_argument("files", nargs="+", help="IR .xml files")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("validate", parents=common,
+                       help="check IR files against the XSD and the spec's rules",
+                       description="Check IR files against the XSD and the spec's rules: "
+                                   "every problem, one a line (file:line: CODE layer: "
+                                   "message). Exit 1 when any file has an error.")
+    p.add_argument("files", nargs="+", help="IR .xml files (each with its .bin beside it)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object instead: a summary (files, valid, errors, "
+                        "warnings) and an entry per file with its diagnostics")
     _extension_option(p)
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(func=cmd_validate, subparser=p)
 
-    p = sub.add_parser("check", help="convert, run onnxruntime, irtool and OpenVINO, compare")
+    p = sub.add_parser("check", parents=common,
+                       help="convert, run onnxruntime, irtool and OpenVINO, compare",
+                       description="Convert an ONNX model, run onnxruntime (the reference), "
+                                   "irtool and OpenVINO on the same inputs and compare every "
+                                   "output. Exit 0 only when all agree.")
     p.add_argument("model", help="ONNX model (.onnx)")
-    p.add_argument("inputs", nargs="?", help=".npz of inputs (default: random, see --seed)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("inputs", nargs="?",
+                   help=".npz of inputs keyed by name (default: random ones of the declared "
+                        "shapes, see --seed and --shape; inputs missing from it are random too)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random inputs (default 0)")
     p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
-                   help="shape for an input with dynamic dimensions (repeatable)")
-    p.add_argument("--rtol", type=float, default=None)
-    p.add_argument("--atol", type=float, default=None)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--keep", metavar="DIR", help="keep the converted IR in DIR")
+                   help="shape for an input with dynamic dimensions (repeatable; needed "
+                        "for each such input that INPUTS does not give)")
+    p.add_argument("--rtol", type=float, default=None,
+                   help="relative tolerance for every output (default per dtype: f32/f64 "
+                        "1e-4, f16 1e-2, bf16 2e-2, 8- and 4-bit floats 0.125; integers and "
+                        "bools exact)")
+    p.add_argument("--atol", type=float, default=None,
+                   help="absolute tolerance for every output (default per dtype: f32/f64 "
+                        "1e-5, f16 1e-3, bf16 1e-2, 8- and 4-bit floats 0.1; integers and "
+                        "bools exact)")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON (inputs, and per backend per output the "
+                        "errors and the verdict) instead of the table")
+    p.add_argument("--keep", metavar="DIR",
+                   help="keep the converted IR and the inputs in DIR (default: a temporary "
+                        "folder, removed)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="onnxruntime and OpenVINO each run in a child process, stopped after "
                         "this long (default 300); their column then says so")
@@ -234,14 +392,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="irtool's runtime stops any loop beyond N iterations (default "
                         "1,000,000)")
     _extension_option(p)
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_check, subparser=p)
 
-    p = sub.add_parser("inspect", help="summarise an IR or ONNX model, loops and all")
+    p = sub.add_parser("inspect", parents=common,
+                       help="summarise an IR or ONNX model, loops and all",
+                       description="Inputs, outputs, op counts and every Loop/TensorIterator/"
+                                   "If in words; drawings with --dot/--svg/--png.")
     p.add_argument("model", help="IR .xml or ONNX .onnx")
-    p.add_argument("--dot", metavar="OUT.dot", help="write a graphviz drawing")
-    p.add_argument("--svg", metavar="OUT.svg", help="render the drawing (needs graphviz `dot`)")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as JSON instead of text")
+    p.add_argument("--dot", metavar="OUT.dot", help="write a graphviz drawing (default: none)")
+    p.add_argument("--svg", metavar="OUT.svg",
+                   help="render the drawing as SVG (needs graphviz `dot`; default: none)")
+    p.add_argument("--png", metavar="OUT.png",
+                   help="render the drawing as PNG (needs graphviz `dot`; default: none)")
     _extension_option(p)
-    p.set_defaults(func=cmd_inspect)
+    p.set_defaults(func=cmd_inspect, subparser=p)
     return parser
 
 
@@ -259,7 +425,10 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would show the top-level usage: show the subcommand's instead
+        args.subparser.error(f"unrecognized arguments: {' '.join(extra)}")
+    _configure_logging(args.verbose, args.quiet)
     if args.command in ("convert", "check") or str(getattr(args, "model", "")).endswith(".onnx"):
         from . import onnx_analysis
 
@@ -282,6 +451,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 13  # as if killed by SIGPIPE, like other command-line tools
     except Exception as err:  # irtool's own bug: one line for users, IRTOOL_DEBUG=1 shows more
         return _internal_error(args.command, err)
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    """irtool's loggers print to stderr as ``irtool: message``; -v shows INFO, -vv DEBUG,
+    -q only errors."""
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
+    if verbose >= 2:
+        level = logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger("irtool")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
 
 
 def _internal_error(command: str, err: Exception) -> int:

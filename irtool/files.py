@@ -136,7 +136,11 @@ def replacing(*targets: PathLike) -> Iterator[tuple[Path, ...]]:
                 for path in paths:
                     if path.parent.resolve() == folder:
                         _sweep(path)
-                        made[path] = _temporary(path)
+                        try:
+                            made[path] = _temporary(path)
+                        except OSError as err:  # name the target, not the hidden temporary
+                            raise IRToolError(f"cannot write: {err.strerror}",
+                                              file=str(path)) from None
         temporaries = [made[path][0] for path in paths]
         yield tuple(temporaries)
         mode = 0o666 & ~_umask()  # mkstemp makes 0600; outputs get the usual mode

@@ -264,6 +264,28 @@ def summary(model: Model, note: str | None = None) -> str:
     return "\n".join(out)
 
 
+def summary_dict(model: Model, note: str | None = None) -> dict:
+    """What ``summary`` prints, for ``irtool inspect --json``."""
+    g = model.graph
+    flows = [layer for layer in g if layer.type in CONTROL_FLOW]
+    return {
+        "model": model.name,
+        "ir_version": model.version,
+        "path": str(model.path) if model.path else None,
+        "note": note,
+        "layers": len(g),
+        "layers_with_bodies": sum(1 for _ in g.walk()),
+        "inputs": [{"name": name, "type": _port_type(layer, layer.outputs[0].id)}
+                   for layer, name in zip(model.inputs, model.input_names())],
+        "outputs": [{"name": name, "type": _port_type(layer, layer.inputs[0].id)}
+                    for layer, name in zip(model.outputs, model.output_names())],
+        "ops": dict(sorted(histogram(g).items())),
+        "control_flow": [{"layer": layer.id, "name": layer.name,
+                          "type": f"{layer.type}-{layer.version}",
+                          "description": control_flow_lines(g, layer)} for layer in flows],
+    }
+
+
 # -- graphviz ---------------------------------------------------------------------------------
 
 
@@ -332,17 +354,18 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str) -> None:
                      f'[label="{edge.from_port}:{edge.to_port}"];')
 
 
-def write_svg(dot_text: str, svg_path: str | os.PathLike) -> None:
-    """Render ``dot_text`` with graphviz's ``dot``; a missing ``dot`` is a clear error."""
+def write_image(dot_text: str, path: str | os.PathLike, fmt: str = "svg") -> None:
+    """Render ``dot_text`` as ``fmt`` ("svg", "png") with graphviz's ``dot``; a missing
+    ``dot`` is a clear error, and a failed render leaves no file."""
     dot = shutil.which("dot")
     if dot is None:
-        raise IRToolError("graphviz's `dot` program is not installed, so no SVG can be drawn; "
-                          "install it (Debian/Ubuntu: `apt-get install graphviz`) or write the "
-                          "drawing with --dot OUT.dot", file=str(svg_path))
-    with replacing(svg_path) as (tmp,):
-        proc = subprocess.run([dot, "-Tsvg", "-o", str(tmp)], input=dot_text, text=True,
+        raise IRToolError(f"graphviz's `dot` program is not installed, so no {fmt.upper()} can "
+                          "be drawn; install it (Debian/Ubuntu: `apt-get install graphviz`) or "
+                          "write the drawing with --dot OUT.dot", file=str(path))
+    with replacing(path) as (tmp,):
+        proc = subprocess.run([dot, f"-T{fmt}", "-o", str(tmp)], input=dot_text, text=True,
                               capture_output=True, timeout=300)
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["failed"])[0]
-            raise IRToolError(f"dot failed: {first}", file=str(svg_path))
+            raise IRToolError(f"dot failed: {first}", file=str(path))
 

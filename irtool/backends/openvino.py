@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendError, IRToolError
+from ..feeds import input_mismatch
 from ..ir import Model, read_model, write_model
 from ..ir.types import ELEMENT_TYPES, ElementType
 
@@ -177,21 +178,18 @@ def _feed(compiled: Any, inputs: Mapping[str, Any] | Sequence[Any],
                                file=where)
         return {port: _checked(port, np.asarray(v), _name(port), where)
                 for port, v in zip(ports, values)}
+    taken = [_name(p) for p in ports]
+    by_name = {n: port for port in ports for n in port.get_names()}
+    # Any of a port's names feeds it; the message speaks of each port's first name.
+    given = [next((_name(p) for p in ports if k in p.get_names()), k) if k in by_name else k
+             for k in inputs]
+    mismatch = input_mismatch(taken, given)
+    if mismatch:
+        raise BackendError(mismatch, file=where)
     feed: dict[Any, Any] = {}
-    used: set[str] = set()
-    for port in ports:
-        names = port.get_names()
-        name = next((n for n in inputs if n in names), None)
-        if name is None:
-            wanted = port.get_any_name() if names else str(port)
-            raise BackendError(f"missing input {wanted!r}; the model takes "
-                               f"{', '.join(_name(p) for p in ports)}", file=where)
-        used.add(name)
-        feed[port] = _checked(port, np.asarray(inputs[name]), name, where)
-    unknown = [k for k in inputs if k not in used]
-    if unknown:
-        raise BackendError(f"unknown input(s) {', '.join(map(str, unknown))}; the model takes "
-                           f"{', '.join(_name(p) for p in ports)}", file=where)
+    for name, value in inputs.items():
+        port = by_name[name]
+        feed[port] = _checked(port, np.asarray(value), name, where)
     return feed
 
 
@@ -208,7 +206,19 @@ def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> Any:
     if value.dtype != want and not (et.get_type_name() == "string" and value.dtype.kind in "USO"):
         raise BackendError(f"input {name!r} has dtype {value.dtype}, the model wants "
                            f"{et.get_type_name()} ({want})", file=where)
+    _check_shape(port, value, name, where)
     return value
+
+
+def _check_shape(port: Any, value: np.ndarray, name: str, where: str | None) -> None:
+    """A shape the port cannot take is refused naming the input (OpenVINO's own message
+    names neither the input nor the shapes)."""
+    import openvino as ov
+
+    declared = port.get_partial_shape()
+    if not declared.compatible(ov.PartialShape(list(value.shape))):
+        raise BackendError(f"input {name!r} has shape {list(value.shape)}, the model "
+                           f"wants {declared}", file=where)
 
 
 def _name(port: Any) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ConversionError, IRToolError
 from ..files import write_npz
 from ..ir import write_model
+from ..sniff import refuse_other_kind
 from .backends import (
     Backend,
     IrtoolBackend,
@@ -204,6 +205,7 @@ def _load_onnx(model: Any) -> tuple[onnx.ModelProto, str]:
     path = Path(model)
     if not path.is_file():
         raise ConversionError("no such ONNX file", file=str(path))
+    refuse_other_kind(path, "onnx", ConversionError)
     try:
         return onnx.load(str(path)), str(path)
     except Exception as err:  # protobuf's DecodeError and friends

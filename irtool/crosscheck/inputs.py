@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import IRToolError
+from ..feeds import input_mismatch
 
 if TYPE_CHECKING:
     import onnx
@@ -143,11 +144,12 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
     by_name = {s.name: s for s in specs}
     given = dict(given or {})
     shapes = dict(shapes or {})
-    all_inputs = {vi.name for vi in model.graph.input}
-    unknown = sorted(set(given) - all_inputs)
-    if unknown:
-        raise CheckInputError(f"input(s) {', '.join(unknown)} are not inputs of the model; it "
-                              f"takes {', '.join(s.name for s in specs) or 'none'}")
+    all_inputs = {vi.name for vi in model.graph.input}  # initializers listed as inputs too
+    # The inputs not given are made up, so only names that are no input are wrong.
+    mismatch = input_mismatch([s.name for s in specs],
+                              [k for k in given if k not in all_inputs], all_required=False)
+    if mismatch:
+        raise CheckInputError(mismatch)
     unknown = sorted(set(shapes) - set(by_name))
     if unknown:
         raise CheckInputError(f"--shape for {', '.join(unknown)}: no such input; the model "

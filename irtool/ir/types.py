@@ -52,7 +52,9 @@ class ElementType:
 
 
 def _ml(name: str) -> np.dtype | None:
-    return np.dtype(getattr(ml_dtypes, name)) if ml_dtypes is not None else None
+    # An older ml_dtypes lacks the newest types (float8_e8m0fnu, float4_e2m1fn): no dtype then.
+    found = getattr(ml_dtypes, name, None) if ml_dtypes is not None else None
+    return np.dtype(found) if found is not None else None
 
 
 _TABLE = [

@@ -53,6 +53,7 @@ class _Reader:
         self.file = file
         self.weights = weights
         self.problems = problems
+        self.missing_bin_said = False
 
     # -- problem reporting --------------------------------------------------
     def problem(self, code: str, message: str, line: int | None,
@@ -349,6 +350,15 @@ class _Reader:
         if offset < 0 or size < 0:
             self.problem("CONST_DATA", f"Const offset {offset} / size {size} is negative",
                          layer.line, layer, scope)
+            return
+        if self.weights is None and size > 0:
+            # No .bin at all: say so once, not "out of bounds" for every Const.
+            if not self.missing_bin_said:
+                self.missing_bin_said = True
+                self.problem("FILE_UNREADABLE", f"weights file "
+                             f"{default_bin_path(self.file).name} not found: the Consts' data "
+                             "lives there; put the .bin saved with this .xml beside it",
+                             layer.line)
             return
         bin_size = len(self.weights) if self.weights is not None else 0
         if offset + size > bin_size:

@@ -30,6 +30,7 @@ from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpE
 from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
+from ..sniff import refuse_other_kind
 from .checks import check_input_types, check_model
 from .context import (
     NodeContext,
@@ -40,6 +41,7 @@ from .context import (
     frontend_builder,
     tensor_array,
 )
+from .input_shapes import InputShapes, fix_input_shapes
 from .protos import (
     ONNX_DOMAINS,
     elem_type_name,
@@ -56,25 +58,31 @@ PathLike = str | os.PathLike
 
 
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-                  base_dir: PathLike | None = None) -> Model:
+                  base_dir: PathLike | None = None,
+                  input_shapes: InputShapes | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
     loads its own). ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in loop
-    bodies instead of turning it into a sliced Loop input.
+    bodies instead of turning it into a sliced Loop input. ``input_shapes`` fixes
+    dynamic dims of graph inputs (name -> dims, None for a dim left dynamic).
     """
-    return Converter(model, slice_inputs=slice_inputs, base_dir=base_dir).convert()
+    return Converter(model, slice_inputs=slice_inputs, base_dir=base_dir,
+                     input_shapes=input_shapes).convert()
 
 
 class Converter:
     """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
 
     def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-                 base_dir: PathLike | None = None) -> None:
+                 base_dir: PathLike | None = None,
+                 input_shapes: InputShapes | None = None) -> None:
         self.source: str | None = None
         self.slice_inputs = slice_inputs
         analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
+        if input_shapes:
+            self.proto = fix_input_shapes(self.proto, input_shapes, self.source)
         self.opset = self._opset(self.proto)
         # Element types of the empty sequences (see ``sequences``), set by ``convert``.
         self.sequence_elements: dict[str, TensorInfo | None] = {}
@@ -115,6 +123,7 @@ class Converter:
         self.source = str(model)
         if not Path(model).is_file():
             raise ConversionError("no such file", file=self.source)
+        refuse_other_kind(self.source, "onnx", ConversionError)
         try:
             return onnx.load(self.source)
         except Exception as err:  # protobuf DecodeError, missing external data files...

@@ -4,32 +4,44 @@ of one tensor combine (``refine`` keeps the known, ``union`` covers both)."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 
-from ..ir.types import ELEMENT_TYPES, ElementType
+from ..ir.types import ElementType, from_numpy, ml_dtypes
 from ..opset import TensorInfo
 
-# ONNX TensorProto element types -> OpenVINO element types.
-ONNX_TO_ELEMENT_TYPE: dict[int, ElementType] = {
-    onnx.TensorProto.FLOAT: ELEMENT_TYPES["f32"],
-    onnx.TensorProto.UINT8: ELEMENT_TYPES["u8"],
-    onnx.TensorProto.INT8: ELEMENT_TYPES["i8"],
-    onnx.TensorProto.UINT16: ELEMENT_TYPES["u16"],
-    onnx.TensorProto.INT16: ELEMENT_TYPES["i16"],
-    onnx.TensorProto.INT32: ELEMENT_TYPES["i32"],
-    onnx.TensorProto.INT64: ELEMENT_TYPES["i64"],
-    onnx.TensorProto.STRING: ELEMENT_TYPES["string"],
-    onnx.TensorProto.BOOL: ELEMENT_TYPES["boolean"],
-    onnx.TensorProto.FLOAT16: ELEMENT_TYPES["f16"],
-    onnx.TensorProto.DOUBLE: ELEMENT_TYPES["f64"],
-    onnx.TensorProto.UINT32: ELEMENT_TYPES["u32"],
-    onnx.TensorProto.UINT64: ELEMENT_TYPES["u64"],
-    onnx.TensorProto.BFLOAT16: ELEMENT_TYPES["bf16"],
-    onnx.TensorProto.FLOAT8E4M3FN: ELEMENT_TYPES["f8e4m3"],
-    onnx.TensorProto.FLOAT8E5M2: ELEMENT_TYPES["f8e5m2"],
-    onnx.TensorProto.UINT4: ELEMENT_TYPES["u4"],
-    onnx.TensorProto.INT4: ELEMENT_TYPES["i4"],
-}
+
+def _numpy_dtype(code: int) -> np.dtype:
+    """The numpy dtype of an ONNX ``TensorProto`` type, as onnx and ml_dtypes name it.
+
+    Before onnx 1.18 ``tensor_dtype_to_np_dtype`` answers the *storage* type for
+    bfloat16, the float8s and the 4-bit integers (float32, uint8...), so the ml_dtypes
+    type spelled like the ONNX type (``FLOAT8E4M3FN`` -> ``float8_e4m3fn``, ``FLOAT4E2M1``
+    -> ``float4_e2m1fn``) comes first; onnx 1.18 and later answer that very type.
+    """
+    name = onnx.helper.tensor_dtype_to_string(code).rsplit(".", 1)[-1].lower()
+    if ml_dtypes is not None:
+        for candidate in dir(ml_dtypes):
+            if candidate.replace("_", "") in (name, name + "fn", name + "fnu"):
+                return np.dtype(getattr(ml_dtypes, candidate))
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+
+
+def _element_types() -> dict[int, ElementType]:
+    """Every ``TensorProto`` type the installed onnx defines that OpenVINO has a type for
+    (so an older onnx without, say, ``UINT4`` simply has no entry for it)."""
+    table: dict[int, ElementType] = {}
+    for code in onnx.helper.get_all_tensor_dtypes():
+        try:
+            table[code] = from_numpy(_numpy_dtype(code))
+        except (KeyError, TypeError, ValueError):  # complex, fnuz floats...: not in OpenVINO
+            continue
+    return table
+
+
+# ONNX TensorProto element types -> OpenVINO element types, from onnx's and ml_dtypes' own
+# tables rather than a list of TensorProto attributes some onnx versions lack.
+ONNX_TO_ELEMENT_TYPE: dict[int, ElementType] = _element_types()
 
 
 def tensor_info_from_type(type_proto: onnx.TypeProto) -> TensorInfo | None:

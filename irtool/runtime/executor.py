@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ExecutionError, IRToolError
+from ..feeds import input_mismatch
 from ..ir.graph import Model
 from ..validation import check_model
 from .cache import PLANS
@@ -62,14 +63,9 @@ class Executor:
     def _ordered_inputs(self, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
         names = self.plan.input_names
         if isinstance(inputs, Mapping):
-            missing = [n for n in names if n not in inputs]
-            if missing:
-                raise ExecutionError(f"missing input(s) {', '.join(missing)}; the model takes "
-                                     f"{', '.join(names)}", file=self.model.path)
-            unknown = [k for k in inputs if k not in names]
-            if unknown:
-                raise ExecutionError(f"unknown input(s) {', '.join(map(str, unknown))}; the model "
-                                     f"takes {', '.join(names)}", file=self.model.path)
+            mismatch = input_mismatch(names, inputs)
+            if mismatch:
+                raise ExecutionError(mismatch, file=self.model.path)
             values = [inputs[n] for n in names]
         else:
             values = list(inputs)

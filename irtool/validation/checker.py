@@ -11,6 +11,7 @@ from ..diagnostics import Diagnostic
 from ..errors import IRParseError, IRValidationError
 from ..ir import xml_reader
 from ..ir.graph import Graph, Model
+from ..sniff import other_kind
 from .codes import severity
 from .control_flow import check_control_flow
 from .ops import is_known_op
@@ -73,6 +74,9 @@ def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
     finds something (or the .bin cannot be opened), read it again as a whole tree to
     report every schema error with the layer it is in."""
     file = str(path)
+    mixup = other_kind(path, "ir")
+    if mixup is not None:
+        return None, [_file_problem("FILE_UNREADABLE", mixup, file)]
     try:
         head = xml_reader.read_head(path)
     except xml_reader.HeadError as err:

@@ -127,6 +127,8 @@ def _check_const_data(layer: Layer, scope: str, rep: Reporter) -> None:
     """Const data rules for in-memory models; for files the reader checked them first."""
     const = layer.const
     if const is None:
+        if ("", None, "FILE_UNREADABLE") in rep.earlier:
+            return  # no .bin: the reader said so once for all Consts
         rep.add("CONST_DATA", "a Const without data", layer=layer, scope=scope)
         return
     buffer = getattr(const, "_buffer", None)

@@ -256,17 +256,27 @@ def test_cli_reports_file_line_and_exits_one(ov_control_flow_irs: dict, tmp_path
     assert "Traceback" not in proc.stderr and "1 file" not in proc.stdout
 
 
-def test_cli_json_is_a_list(ov_control_flow_irs: dict, tmp_path: Path) -> None:
+def test_cli_json_has_a_summary_and_an_entry_per_file(ov_control_flow_irs: dict,
+                                                      tmp_path: Path) -> None:
     src = ov_control_flow_irs["test_scan9_sum"]
     proc = run_cli("validate", "--json", src)
-    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+    assert proc.returncode == 0
+    report = json.loads(proc.stdout)
+    assert report["summary"] == {"files": 1, "valid": 1, "errors": 0, "warnings": 0}
+    assert report["files"] == [{"file": str(src), "valid": True, "errors": 0, "warnings": 0,
+                                "diagnostics": []}]
     bad = tmp_path / "m.xml"
     bad.write_text(src.read_text().replace('axis="0" external_port_id="0"',
                                            'axis="7" external_port_id="0"'))
-    proc = run_cli("validate", "--json", bad)
+    proc = run_cli("validate", "--json", src, bad)
     assert proc.returncode == 1
-    items = json.loads(proc.stdout)
-    assert isinstance(items, list) and items
+    report = json.loads(proc.stdout)
+    assert report["summary"]["files"] == 2 and report["summary"]["valid"] == 1
+    assert [f["file"] for f in report["files"]] == [str(src), str(bad)]
+    assert report["files"][0]["valid"] and not report["files"][1]["valid"]
+    items = report["files"][1]["diagnostics"]
+    assert report["summary"]["errors"] == report["files"][1]["errors"] == sum(
+        1 for i in items if i["severity"] == "error") > 0
     assert {"code", "message", "file", "line", "layer_id", "layer_name", "scope",
             "severity"} <= set(items[0])
     ti = read_model(src).graph.layers_of_type("TensorIterator")[0]
