@@ -7,7 +7,8 @@ executor, and cross-check against onnxruntime and OpenVINO::
     irtool.save(model, "out/m.xml")
     outputs = irtool.run(irtool.load("out/m.xml"), {"X": x})
     problems = irtool.validate("out/m.xml")
-    report = irtool.check("m.onnx")
+    report = irtool.check("m.onnx", seed=1, rtol=1e-3)
+    print(irtool.inspect("out/m.xml"))
     session = irtool.compile(model)   # stateful: variables kept from run to run
 """
 
@@ -15,7 +16,7 @@ executor, and cross-check against onnxruntime and OpenVINO::
 # name: importing it later (api.validate does, lazily) would rebind
 # ``irtool.validate`` to the module and break the second call.
 from . import validate as _validate_module  # noqa: F401
-from .api import check, compile, convert, load, run, save, validate
+from .api import check, compile, convert, inspect, load, run, save, validate
 from .diagnostics import Diagnostic
 from .errors import (
     BackendError,
@@ -35,6 +36,15 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
-    "__version__", "check", "compile", "convert", "load", "load_extension", "run", "save",
-    "validate",
+    "__version__", "backend", "check", "compile", "convert", "inspect", "load",
+    "load_extension", "run", "save", "validate",
 ]
+
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    """``irtool.backend`` (the ONNX backend) imports onnx, so it loads on first use."""
+    if name == "backend":
+        import importlib
+
+        return importlib.import_module(".backend", __name__)
+    raise AttributeError(f"module 'irtool' has no attribute {name!r}")

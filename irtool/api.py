@@ -7,7 +7,7 @@ that needs them is called.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -229,13 +229,50 @@ def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
     return _validate(model_or_path)
 
 
-def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None,
-          **options: Any) -> CheckReport:
-    """Convert, run onnxruntime, irtool and OpenVINO, and compare every output."""
+def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None, *,
+          seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
+          rtol: float | None = None, atol: float | None = None,
+          keep_dir: PathLike | None = None, timeout: float = OPENVINO_TIMEOUT_S,
+          max_iterations: int | None = None,
+          progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Convert, run onnxruntime, irtool and OpenVINO, and compare every output.
+
+    - ``inputs``: arrays by tensor name; those not given are random.
+    - ``seed``: the random inputs' seed (default 0).
+    - ``shapes``: the shape of each input with dynamic dims, e.g. ``{"x": (2, 3)}``.
+    - ``rtol`` / ``atol``: tolerances for every output, instead of the per-dtype defaults
+      (``irtool.crosscheck.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
+      bf16 2e-2 / 1e-2, integers and booleans exact).
+    - ``keep_dir``: keep the converted IR and the inputs (``inputs.npz``) there.
+    - ``timeout``: seconds onnxruntime and OpenVINO each get in their worker process
+      (default 300); a crash or a time-out becomes that backend's reason.
+    - ``max_iterations``: irtool's runtime stops any loop beyond it (default 10**6).
+    - ``progress``: called with the name of each stage as it starts.
+
+    The report's ``ok`` says whether every backend ran and agrees with onnxruntime;
+    ``format_table()`` and ``to_dict()`` show it. Raises ``ConversionError`` when the model
+    cannot be converted and ``CheckInputError`` when inputs cannot be made.
+    """
     from .crosscheck import check as _check
 
-    return _check(model, inputs, **options)
+    return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
+                  keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
+                  progress=progress)
 
 
-__all__ = ["IRToolError", "Model", "check", "compile", "convert", "load", "run", "run_steps",
-           "save", "validate"]
+def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str, Any]:
+    """What ``irtool inspect`` prints: inputs, outputs, op counts and every Loop /
+    TensorIterator / If in words (``as_dict=True``: the ``inspect --json`` object).
+    A path may be an IR ``.xml`` or an ONNX model (converted first)."""
+    from .inspection import load_for_inspect, summary, summary_dict
+    from .validation import check_model
+
+    if isinstance(model, Model):
+        loaded, note = check_model(model), None
+    else:
+        loaded, note = load_for_inspect(model)
+    return summary_dict(loaded, note) if as_dict else summary(loaded, note)
+
+
+__all__ = ["IRToolError", "Model", "check", "compile", "convert", "inspect", "load", "run",
+           "run_steps", "save", "validate"]

@@ -440,7 +440,7 @@ class Graph:
                 yield from body.walk(inner)
 
 
-@dataclass
+@dataclass(repr=False)
 class Model:
     """An IR model: the top graph plus what the ``<net>`` element says about it."""
 
@@ -459,6 +459,27 @@ class Model:
     @property
     def outputs(self) -> list[Layer]:
         return self.graph.results()
+
+    def __repr__(self) -> str:
+        """``<Model 'name' IR v11, 12 layers (30 with bodies), inputs x: f32[2,?], outputs
+        y: f32[2,?], from m.xml>``: what a REPL user wants to see first."""
+        def port(p: Port | None) -> str:
+            if p is None:
+                return "?"
+            et = p.precision.name if isinstance(p.precision, ElementType) else "?"
+            dims = "[...]" if p.dims is None else \
+                "[" + ",".join("?" if d < 0 else str(d) for d in p.dims) + "]"
+            return et + dims
+
+        inputs = [f"{n}: {port(layer.outputs[0] if layer.outputs else None)}"
+                  for layer, n in zip(self.inputs, self.input_names())]
+        outputs = [f"{n}: {port(layer.inputs[0] if layer.inputs else None)}"
+                   for layer, n in zip(self.outputs, self.output_names())]
+        total = sum(1 for _ in self.graph.walk())
+        return (f"<Model {self.name!r} IR v{self.version}, {len(self.graph)} layers ({total} "
+                f"with bodies), inputs {', '.join(inputs) or 'none'}, outputs "
+                f"{', '.join(outputs) or 'none'}" + (f", from {self.path}" if self.path else "")
+                + ">")
 
     def input_names(self) -> list[str]:
         """Tensor names of the model inputs (first name of each Parameter's port)."""
