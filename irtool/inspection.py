@@ -297,8 +297,23 @@ def _dot_label(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _node_attrs(layer: Layer) -> str:
+_LEGEND = (
+    "legend\\l"
+    "solid arrow: data, labelled element type[shape]\\l"
+    "dotted arrow: port map between a Loop/TensorIterator/If and its body,\\l"
+    "    labelled by purpose (sliced / concatenated axis, carried, invariant)\\l"
+    "dashed red arrow: back edge, a body Result feeding a Parameter next iteration\\l"
+    "3-D box: Loop / TensorIterator / If, drawn above its body (a rounded cluster)\\l"
+    "ellipse: Parameter / Result; note: Const (small values shown)\\l"
+    "double yellow ellipse: a Loop body's iteration number (Parameter)\\l"
+    "    or condition (Result)\\l"
+)
+
+
+def _node_attrs(layer: Layer, role: str | None = None) -> str:
     label = f"{layer.name}\n{layer.type}-{layer.version}"
+    if role:
+        label += f"\n({role})"
     if layer.type == "Const":
         try:
             value = layer.const_value()
@@ -308,22 +323,71 @@ def _node_attrs(layer: Layer) -> str:
             pass
     shape = {"Parameter": "ellipse", "Result": "ellipse", "Const": "note"}.get(
         layer.type, "box3d" if layer.type in CONTROL_FLOW else "box")
-    return f"label={_dot_label(label)}, shape={shape}"
+    marked = ", peripheries=2, style=filled, fillcolor=lightyellow" if role else ""
+    return f"label={_dot_label(label)}, shape={shape}{marked}"
 
 
 def to_dot(model: Model) -> str:
-    """A graphviz ``digraph``: one ``subgraph cluster_...`` per body, back edges
-    ``style=dashed color=red``, port-map connections ``style=dotted``."""
+    """A graphviz ``digraph`` a person reads at a glance: each body a ``cluster_...``
+    subgraph drawn below its Loop/TensorIterator/If; port maps dotted and labelled by
+    purpose; back edges ``style=dashed color=red``; data edges labelled with the element
+    type and shape they carry; the iteration-number Parameter and the condition Result
+    marked; a legend."""
     lines = ["digraph irtool {", "  graph [rankdir=TB, fontsize=10];",
              "  node [fontsize=10];", "  edge [fontsize=8];"]
-    _dot_graph(model.graph, "", lines, "  ")
+    _dot_graph(model.graph, "", lines, "  ", {})
+    lines.append(f"  legend [shape=note, fontsize=9, label=\"{_LEGEND}\"];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str) -> None:
+def _roles(layer: Layer) -> dict[int, str]:
+    """Body layer id -> its purpose, for the Loop port-map entries without an outer port."""
+    roles = {}
+    for entries in layer.port_maps.values():
+        for e in entries:
+            if e.purpose == "current_iteration":
+                roles[e.internal_layer_id] = "iteration number"
+            elif e.purpose == "execution_condition":
+                roles[e.internal_layer_id] = "condition: run again?"
+    return roles
+
+
+def _port_map_label(layer: Layer, e: PortMapEntry) -> str:
+    """What a port-map entry is for, in a few words."""
+    carried = {b.to_layer for b in layer.back_edges}
+    if e.kind == "input":
+        if e.axis is not None:
+            reverse = " reversed" if e.slicing().stride < 0 else ""
+            return f"sliced on axis {e.axis}{reverse}"
+        if layer.type == "If":
+            return "passed in"
+        if e.internal_layer_id in carried:
+            return "carried: initial value"
+        return "invariant"
+    if e.axis is not None:
+        reverse = " reversed" if e.slicing().stride < 0 else ""
+        return f"concatenated on axis {e.axis}{reverse}"
+    return "branch value" if layer.type == "If" else "last iteration's value"
+
+
+def _input_label(graph: Graph, layer: Layer, port_id: int, text: str) -> str:
+    """An edge's label: what the consumer takes it as (for control flow), and its type."""
+    if layer.type == "Loop" and layer.inputs:
+        if port_id == layer.inputs[0].id:
+            return f"trip count\n{text}"
+        if len(layer.inputs) > 1 and port_id == layer.inputs[1].id:
+            return f"condition\n{text}"
+    if layer.type == "If" and layer.inputs and port_id == layer.inputs[0].id:
+        return f"condition\n{text}"
+    return text
+
+
+def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
+               roles: dict[int, str]) -> None:
     for layer in graph:
-        lines.append(f"{indent}{_dot_id(scope, layer.id)} [{_node_attrs(layer)}];")
+        lines.append(f"{indent}{_dot_id(scope, layer.id)} "
+                     f"[{_node_attrs(layer, roles.get(layer.id))}];")
         for body_name, body in layer.bodies.items():
             inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
             cluster = "cluster_" + inner.replace("/", "_")
@@ -331,7 +395,7 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str) -> None:
             title = _dot_label(f"{layer.type} {layer.name}: {body_name}")
             lines.append(f"{indent}  label={title};")
             lines.append(f"{indent}  style=rounded;")
-            _dot_graph(body, inner, lines, indent + "  ")
+            _dot_graph(body, inner, lines, indent + "  ", _roles(layer))
             if body_name == "body":
                 for edge in layer.back_edges:
                     lines.append(f"{indent}  {_dot_id(inner, edge.from_layer)} -> "
@@ -343,15 +407,20 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str) -> None:
             for e in layer.port_maps.get(map_name, []):
                 if e.external_port_id < 0:
                     continue
-                label = _dot_label(f"port {e.external_port_id}"
-                                   + (f" axis {e.axis}" if e.axis is not None else ""))
+                label = _dot_label(f"port {e.external_port_id}: {_port_map_label(layer, e)}")
                 outer, body_end = _dot_id(scope, layer.id), _dot_id(inner, e.internal_layer_id)
-                src, dst = (outer, body_end) if e.kind == "input" else (body_end, outer)
-                lines.append(f"{indent}{src} -> {dst} [style=dotted, label={label}];")
+                # Both directions are drawn from the outer layer down into its body (outputs
+                # with the arrowhead turned back), so the layer is ranked above its body.
+                direction = "" if e.kind == "input" else ", dir=back"
+                lines.append(f"{indent}{outer} -> {body_end} [style=dotted, color=blue"
+                             f"{direction}, label={label}];")
     for edge in graph.edges():
+        producer = graph.layer(edge.from_layer)
+        consumer = graph.layer(edge.to_layer)
+        text = _input_label(graph, consumer, edge.to_port,
+                            _port_type(producer, edge.from_port))
         lines.append(f"{indent}{_dot_id(scope, edge.from_layer)} -> "
-                     f"{_dot_id(scope, edge.to_layer)} "
-                     f'[label="{edge.from_port}:{edge.to_port}"];')
+                     f"{_dot_id(scope, edge.to_layer)} [label={_dot_label(text)}];")
 
 
 def write_image(dot_text: str, path: str | os.PathLike, fmt: str = "svg") -> None:

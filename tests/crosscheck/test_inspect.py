@@ -295,3 +295,89 @@ def test_svg_without_graphviz_says_how_to_install(predict_xml: Path, tmp_path: P
     assert "Traceback" not in proc.stderr
     assert "apt-get install graphviz" in proc.stderr.strip().splitlines()[-1]
     assert (tmp_path / "g.dot").is_file() and not (tmp_path / "g.svg").exists()
+
+
+def _node_labels(text: str) -> dict[str, str]:
+    """Node id -> label, over the whole DOT text (parse_dot keeps no node attributes)."""
+    return {m.group(1): m.group(2).replace("\\n", "\n") for m in
+            re.finditer(r'^\s*"([^"]+)" \[label="((?:[^"\\]|\\.)*)"', text, re.MULTILINE)}
+
+
+def test_drawing_labels_port_maps_by_purpose(predict_xml: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture) -> None:
+    """OpenVINO's own IR of the spec's Loop: the Loop is drawn above its body (every port-map
+    arrow runs from the Loop down), each port map says what it is for, the iteration number
+    and the condition are marked, edges carry OpenVINO's types, and there is a legend."""
+    dot_path = tmp_path / "pn.dot"
+    _inspect(capsys, str(predict_xml), "--dot", str(dot_path))
+    text = dot_path.read_text()
+    graph = parse_dot(text)
+    labels = _node_labels(text)
+    loop, _ = _xml_loop(predict_xml)
+    lid = loop.get("id")
+    dotted = [(s, d, a) for s, d, a in graph.all_edges() if a.get("style") == "dotted"]
+    assert dotted and all(s == lid for s, _, _ in dotted)  # Loop above: it is every tail
+    by_body_layer = {d: a for _, d, a in dotted}
+    for entry in loop.find("port_map"):
+        body_id = f"{lid}/body/{entry.get('internal_layer_id')}"
+        purpose = entry.get("purpose")
+        if purpose == "current_iteration":
+            assert "(iteration number)" in labels[body_id]
+            continue
+        if purpose == "execution_condition":
+            assert "(condition" in labels[body_id]
+            continue
+        label = by_body_layer[body_id]["label"]
+        assert label.startswith(f"port {entry.get('external_port_id')}: ")
+        axis = entry.get("axis")
+        if entry.tag == "input":
+            assert label.endswith("carried: initial value") if axis is None else \
+                f"sliced on axis {axis}" in label
+        else:
+            assert by_body_layer[body_id].get("dir") == "back"
+            assert label.endswith("last iteration's value") if axis is None else \
+                f"concatenated on axis {axis}" in label
+    back = [a for _, _, a in graph.all_edges() if a.get("style") == "dashed"]
+    assert len(back) == len(loop.find("back_edges")) and all(
+        a["label"] == "back edge" for a in back)
+    # data edges: the element type and shape OpenVINO gives each model input
+    model = ov.Core().read_model(str(predict_xml))
+    types = {i.get_any_name(): f"{i.get_element_type().get_type_name()}"
+             f"{str(i.get_partial_shape()).replace(' ', '')}" for i in model.inputs}
+    root = ET.parse(predict_xml).getroot()
+    params = {el.get("id"): el.get("name") for el in root.find("layers")
+              if el.get("type") == "Parameter"}
+    seen = set()
+    for src, dst, attrs in graph.edges:
+        if src in params and dst == lid:
+            assert attrs["label"].split("\\n")[-1] == types[params[src]]
+            seen.add(src)
+    assert seen == set(params)
+    # the trip count and condition inputs say so
+    incoming = {a["label"].split("\\n")[0] for s, d, a in graph.edges if d == lid}
+    assert {"trip count", "condition"} <= incoming
+    legend = re.search(r'^\s*legend \[.*label="((?:[^"\\]|\\.)*)"', text, re.MULTILINE)
+    assert "legend" in graph.nodes and legend is not None
+    for words in ("back edge", "port map", "element type[shape]", "iteration number"):
+        assert words in legend.group(1)
+
+
+@pytest.mark.parametrize("sample", ["predict_net", "scan_cumsum", "if_select"])
+@pytest.mark.skipif(shutil.which("dot") is None and not os.environ.get("CI"),
+                    reason="graphviz `dot` is not installed (apt-get install graphviz)")
+def test_samples_render_to_png(sample: str, tmp_path: Path,
+                               capsys: pytest.CaptureFixture) -> None:
+    from support import SAMPLES
+
+    png = tmp_path / f"{sample}.png"
+    _inspect(capsys, str(SAMPLES / f"{sample}.onnx"), "--png", str(png))
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
+
+
+def test_the_readme_shows_a_rendered_loop() -> None:
+    from support import REPO
+
+    assert "![" in (REPO / "README.md").read_text() and "docs/loop.png" in (
+        REPO / "README.md").read_text()
+    assert (REPO / "docs" / "loop.png").read_bytes().startswith(b"\x89PNG")
