@@ -17,6 +17,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from tqdm import tqdm
+
 from irtool.crosscheck.conformance import (
     PATH_TITLES,
     PATHS,
@@ -234,12 +236,24 @@ def main(argv: list[str] | None = None) -> int:
     control_flow = node_case_names(control_flow_only=True)
     names = [n for n in node_case_names() if re.search(args.k, n)]
 
+    # A bar on a terminal; elsewhere (CI logs, pipes) a line every 100 results.
+    bar = tqdm(desc="conformance", unit="run", disable=not sys.stderr.isatty())
+    print(f"conformance: {len(names)} cases on {args.workers} worker(s); starting the workers "
+          "and reading OpenVINO's corpus first...", file=sys.stderr, flush=True)
+
     def progress(done: int, total: int, r: CaseResult) -> None:
-        if done % 100 == 0 or done == total:
+        if bar.total != total:
+            bar.total = total
+            bar.refresh()
+        bar.update(done - bar.n)
+        if bar.disable and (done % 100 == 0 or done == total or done == 1):
             print(f"{done}/{total} ({r.case} {r.path}: {r.status})", file=sys.stderr,
                   flush=True)
 
-    results = run_cases(names, workers=args.workers, progress=progress)
+    try:
+        results = run_cases(names, workers=args.workers, progress=progress)
+    finally:
+        bar.close()
     if args.k:
         for r in results:
             print(f"{r.case}\t{r.path}\t{r.status}\t{r.reason}")

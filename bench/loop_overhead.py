@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from tqdm import tqdm
 
 import irtool
 from irtool.runtime import Executor
@@ -296,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="irtool-bench-") as tmp:
-        for case in cases:
+        # A bar on a terminal (tqdm is off when stderr is not one): the cases take minutes.
+        for case in tqdm(cases, desc="loop overhead", unit="case", leave=False,
+                         disable=not sys.stderr.isatty()):
             expected = case.numpy_fn()
             try:
                 run_irtool, xml = irtool_runner(case, args.ir_from, Path(tmp))

@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'layers':>9} {'operation':<9} {'time':>9} {'peak memory':>12} "
           f"{'time / ov':>9} {'memory / ov':>11}")
     wrong = False
-    for size in sizes:
+    for size in tqdm(sizes, desc="scale", unit="size", leave=False,
+                     disable=not sys.stderr.isatty()):
         xml = folder / f"chain{size}.xml"
         adds = write_chain(xml, size)
         repeats = 1 if size >= 1_000_000 else max(1, args.repeats)
