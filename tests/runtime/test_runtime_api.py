@@ -40,7 +40,7 @@ def test_run_ir_names_outputs_like_irtool(xml: Path) -> None:
 
 
 @pytest.mark.parametrize("feeds,words", [
-    ({"trip": np.array(3), "cond": np.array(True)}, ["missing input 'a0'"]),
+    ({"trip": np.array(3), "cond": np.array(True)}, ["missing input(s) a0"]),
     (dict(FEEDS, extra=A0), ["unknown input(s) extra"]),
     (dict(FEEDS, a0=A0.astype(np.float64)), ["'a0'", "float64", "f32"]),
     ([np.array(3)], ["1 inputs given, the model takes 3"]),
