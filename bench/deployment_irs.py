@@ -38,6 +38,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "ir_producers"
 sys.path.insert(0, str(FIXTURES))
 
 import producer_irs  # noqa: E402  (beside the fixtures it reads)
+from tqdm import tqdm  # noqa: E402
 
 import irtool  # noqa: E402
 from irtool.crosscheck.backends import first_line  # noqa: E402
@@ -141,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         print("| IR | producer | steps | validate | round trip | irtool validates its copy "
               "| irtool vs OpenVINO | OpenVINO s | irtool s |")
         print("|---|---|---|---|---|---|---|---|---|")
-        for ir in irs:
+        # The table goes to stdout as it grows; a bar on a terminal's stderr says how far.
+        for ir in tqdm(irs, desc="deployment IRs", unit="IR", leave=False,
+                       disable=not sys.stderr.isatty()):
             validated = validate_cell(ir.xml)
             trip, saved = round_trip_cells(ir.xml, scratch)
             runtime, ov_seconds, ours_seconds = runtime_cell(ir)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from tqdm import tqdm
 
 import irtool
 from irtool.crosscheck import (
@@ -137,11 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = []
     with tempfile.TemporaryDirectory(prefix="irtool-exporters-") as tmp:
-        for entry in entries:
-            if args.names and entry["name"] not in args.names:
-                continue
+        chosen = [e for e in entries if not args.names or e["name"] in args.names]
+        # A bar on a terminal; elsewhere each model's name as it is done.
+        bar = tqdm(chosen, desc="exporter models", unit="model", leave=False,
+                   disable=not sys.stderr.isatty())
+        for entry in bar:
+            bar.set_postfix_str(entry["name"])
             rows.append(run_fixture(entry, Path(tmp)))
-            print(f"  {entry['name']}", file=sys.stderr, flush=True)
+            if bar.disable:
+                print(f"  {entry['name']}", file=sys.stderr, flush=True)
     print(format_table(rows))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")

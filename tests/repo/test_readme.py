@@ -37,3 +37,9 @@ def test_ci_fails_on_every_pytest_failure() -> None:
     assert not [line for line in lines if re.match(r"set [+]\w*e", line)], lines
     assert not [line for line in lines if re.search(r"\bexit\b|\|\| *true", line)], lines
     assert lines[-1] == "pip install '.[test]' && pytest", lines[-1]
+
+
+def test_readme_says_how_long_the_suite_takes() -> None:
+    """A newcomer knows what to expect from `pytest` before running it."""
+    text = (REPO / "README.md").read_text()
+    assert re.search(r"took \d+ min \d+ s", text)
