@@ -141,7 +141,7 @@ def check_input_types(node: onnx.NodeProto, opset: int,
     constraints of ``node``'s ONNX schema at ``opset``, or None. onnxruntime refuses such a
     node too; a translator would build ops on a type they do not take (a ThresholdedRelu of
     strings made a string constant of its alpha)."""
-    formal = _formal_types(node.op_type, opset)
+    formal = _formal_types(node.op_type, opset, "" if node.domain == "ai.onnx" else node.domain)
     if not formal:
         return None
     for i, et in enumerate(types):
@@ -159,11 +159,12 @@ def check_input_types(node: onnx.NodeProto, opset: int,
 
 
 @cache
-def _formal_types(op_type: str, opset: int) -> tuple[tuple[str, frozenset[str]], ...]:
+def _formal_types(op_type: str, opset: int, domain: str = ""
+                  ) -> tuple[tuple[str, frozenset[str]], ...]:
     """Each formal input's name and the tensor types it allows (empty: no constraint on
     tensors, e.g. a sequence); nothing when ONNX has no schema for the op."""
     try:
-        schema = onnx.defs.get_schema(op_type, opset, "")
+        schema = onnx.defs.get_schema(op_type, opset, domain)
     except Exception:  # SchemaError: an op onnx does not know at this opset
         return ()
     constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}

@@ -31,7 +31,8 @@ from ..opset import TensorInfo, make_op
 from .protos import node_label
 
 __all__ = ["Capture", "Conversion", "GraphBuilder", "NodeContext", "Scope", "Translator",
-           "Value", "find_translator", "frontend_builder", "ir_attr", "onnx_op", "translators"]
+           "Value", "find_translator", "frontend_builder", "ir_attr", "onnx_op", "qualified",
+           "translators"]
 
 
 def frontend_builder(graph: Graph | None = None) -> GraphBuilder:
@@ -284,15 +285,22 @@ def dense_array(sparse: onnx.SparseTensorProto, fail: Callable[[str], Exception]
 _TRANSLATORS: dict[str, dict[int, Translator]] = {}
 
 
-def onnx_op(op_type: str, *since_versions: int) -> Callable[[Translator], Translator]:
-    """Register a translator for ONNX ``op_type`` (domain ai.onnx) at each ``since_version``.
+def qualified(op_type: str, domain: str = "") -> str:
+    """The registry's name of an operator: bare for ai.onnx, ``domain:op_type`` otherwise."""
+    return op_type if domain in ("", "ai.onnx") else f"{domain}:{op_type}"
+
+
+def onnx_op(op_type: str, *since_versions: int, domain: str = ""
+            ) -> Callable[[Translator], Translator]:
+    """Register a translator for ONNX ``op_type`` of ``domain`` (ai.onnx unless given, e.g.
+    ``ai.onnx.ml``) at each ``since_version`` of that domain's opset.
 
     The translator returns one ``Value`` (or None for an absent optional output)
     per ONNX output.
     """
 
     def deco(fn: Translator) -> Translator:
-        versions = _TRANSLATORS.setdefault(op_type, {})
+        versions = _TRANSLATORS.setdefault(qualified(op_type, domain), {})
         for v in since_versions:
             if v in versions and versions[v] is not fn:
                 raise ValueError(f"ONNX {op_type}-{v} has two translators")
@@ -302,9 +310,10 @@ def onnx_op(op_type: str, *since_versions: int) -> Callable[[Translator], Transl
     return deco
 
 
-def find_translator(op_type: str, opset: int) -> Translator | None:
-    """The translator for ``op_type`` in a model of ``opset``: the newest since-version <= opset."""
-    versions = _TRANSLATORS.get(op_type)
+def find_translator(op_type: str, opset: int, domain: str = "") -> Translator | None:
+    """The translator for ``op_type`` of ``domain`` in a model importing ``opset`` of that
+    domain: the newest since-version <= opset."""
+    versions = _TRANSLATORS.get(qualified(op_type, domain))
     if not versions:
         return None
     usable = [v for v in versions if v <= opset]
@@ -312,5 +321,5 @@ def find_translator(op_type: str, opset: int) -> Translator | None:
 
 
 def translators() -> dict[str, list[int]]:
-    """Every registered ONNX op with its since-versions."""
+    """Every registered ONNX op (``qualified`` names) with its since-versions."""
     return {op: sorted(vs) for op, vs in sorted(_TRANSLATORS.items())}

@@ -35,10 +35,12 @@ from .checks import check_input_types, check_model
 from .context import (
     NodeContext,
     Scope,
+    Translator,
     Value,
     dense_array,
     find_translator,
     frontend_builder,
+    qualified,
     tensor_array,
 )
 from .input_shapes import InputShapes, fix_input_shapes
@@ -71,6 +73,15 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Tru
                      input_shapes=input_shapes).convert()
 
 
+def _domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    """The highest version imported of each domain other than ai.onnx."""
+    out: dict[str, int] = {}
+    for imp in proto.opset_import:
+        if imp.domain not in ONNX_DOMAINS:
+            out[imp.domain] = max(imp.version, out.get(imp.domain, 0))
+    return out
+
+
 class Converter:
     """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
 
@@ -84,6 +95,9 @@ class Converter:
         if input_shapes:
             self.proto = fix_input_shapes(self.proto, input_shapes, self.source)
         self.opset = self._opset(self.proto)
+        # Other domains' opset versions (ai.onnx.ml): their translators are registered per
+        # domain (``onnx_op(..., domain=...)``).
+        self.domain_opsets = _domain_opsets(self.proto)
         # Element types of the empty sequences (see ``sequences``), set by ``convert``.
         self.sequence_elements: dict[str, TensorInfo | None] = {}
         self.uses: dict[str, list[tuple[onnx.NodeProto | None, int]]] = {}
@@ -141,6 +155,29 @@ class Converter:
             return 1
         return max(versions)
 
+    def _domain_opset(self, node: onnx.NodeProto) -> int | None:
+        """The opset version the model imports for ``node``'s domain (None: not imported)."""
+        if node.domain in ONNX_DOMAINS:
+            return self.opset
+        return self.domain_opsets.get(node.domain)
+
+    def _translator(self, node: onnx.NodeProto) -> Translator | None:
+        opset = self._domain_opset(node)
+        if opset is None:
+            return None
+        domain = "" if node.domain in ONNX_DOMAINS else node.domain
+        return find_translator(node.op_type, opset, domain)
+
+    def _refuse_map_ops(self, graph: onnx.GraphProto) -> None:
+        """ZipMap, DictVectorizer, CastMap: their maps make graph inputs or outputs that are
+        not tensors; say what to do before the generic refusal of such values."""
+        from .ops.ml import map_advice
+
+        for node in walk_nodes(graph):
+            advice = map_advice(node.op_type) if node.domain == "ai.onnx.ml" else None
+            if advice is not None:
+                raise self.error(f"{node.op_type}: {advice}", node=node_label(node))
+
     def _check_io_types(self, graph: onnx.GraphProto) -> None:
         initializers = {i.name for i in graph.initializer}
         for kind, values in (("input", graph.input), ("output", graph.output)):
@@ -160,10 +197,8 @@ class Converter:
         """One ``UnsupportedOpError`` listing every op without a translator, with counts."""
         missing: dict[str, list[str]] = defaultdict(list)
         for node in walk_nodes(graph):
-            if node.domain not in ONNX_DOMAINS:
-                missing[f"{node.domain}:{node.op_type}"].append(node_label(node))
-            elif find_translator(node.op_type, self.opset) is None:
-                missing[node.op_type].append(node_label(node))
+            if self._translator(node) is None:
+                missing[qualified(node.op_type, node.domain)].append(node_label(node))
         if not missing:
             return
         counts = Counter({op: len(nodes) for op, nodes in missing.items()})
@@ -186,6 +221,7 @@ class Converter:
 
         proto = self.proto
         check_model(proto, self.source)
+        self._refuse_map_ops(proto.graph)
         self._check_io_types(proto.graph)
         if proto.functions:
             try:
@@ -295,17 +331,20 @@ class Converter:
     def translate_node(self, node: onnx.NodeProto, scope: Scope,
                        infos: dict[str, TensorInfo]) -> None:
         """Translate one node and define its outputs in ``scope``."""
-        if node.domain not in ONNX_DOMAINS:
-            raise self.error(f"operator domain {node.domain!r} is not supported",
-                             node=node_label(node))
-        translator = find_translator(node.op_type, self.opset)
+        translator = self._translator(node)
         if translator is None:
-            raise UnsupportedOpError(f"{node.op_type} (opset {self.opset}) is not supported",
+            if node.domain not in ONNX_DOMAINS and self._domain_opset(node) is None:
+                raise self.error(f"operator domain {node.domain!r} is not supported",
+                                 node=node_label(node))
+            raise UnsupportedOpError(f"{qualified(node.op_type, node.domain)} (opset "
+                                     f"{self._domain_opset(node)}) is not supported",
                                      file=self.source, node=node_label(node))
-        ctx = NodeContext(node, scope, self.opset, self,
+        opset = self._domain_opset(node)
+        assert opset is not None  # a translator was found for it
+        ctx = NodeContext(node, scope, opset, self,
                           [infos.get(o) if o else None for o in node.output])
         try:
-            wrong = check_input_types(node, self.opset,
+            wrong = check_input_types(node, opset,
                                       [v.element_type if v else None for v in ctx.inputs])
             if wrong is not None:
                 raise ctx.error(wrong)
