@@ -25,6 +25,7 @@ from ._ml import (
     f32_rows,
     floats,
     label_const,
+    logistic,
     reduce,
     rows,
     second_class,
@@ -267,6 +268,8 @@ def linear_classifier(ctx: NodeContext) -> list[Value | None]:
         if post == "PROBIT" and two:
             raise ctx.error("PROBIT on a one-score classifier with two labels: onnxruntime "
                             "leaves half of the scores unwritten")
+        if two and post == "LOGISTIC":  # onnxruntime: [1 - logistic(s), logistic(s)]
+            return [label, second_class(ctx, logistic(ctx, scores), "complement", "NONE")]
         return [label, second_class(ctx, scores, "complement" if two else "none", post)]
     if len(labels) != classes:
         raise ctx.error(f"{len(labels)} class labels for {classes} classes")

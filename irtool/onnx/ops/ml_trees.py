@@ -268,6 +268,9 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
             value = ctx.op1("GatherElements", "opset6", [x, feature], {"axis": 1})
             threshold = take(ctx, threshold_c, position)
             pick = lambda c, a, t: take(ctx, c, position)  # noqa: E731
+        # OpenVINO's CPU plugin finds NaN >= t (and > t) true: NaN is tested explicitly
+        nan_sensitive = missing_c is not None or bool({2, 3} & set(branch_modes))
+        is_nan = unary(ctx, "IsNaN", value, "opset10") if nan_sensitive else None
         tests = []
         for m in branch_modes:
             if m == MEMBER:
@@ -277,6 +280,8 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
                               False)
             else:
                 test = binary(ctx, _COMPARE[m], value, threshold)
+                if m in (2, 3):
+                    test = binary(ctx, "LogicalAnd", test, unary(ctx, "LogicalNot", is_nan))
             if mode_c is not None:
                 is_mode = binary(ctx, "Equal", pick(mode_c, forest.mode, I64), i64(ctx, m))
                 test = binary(ctx, "LogicalAnd", is_mode, test)
@@ -285,7 +290,7 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
         for t in tests[1:]:
             go_true = binary(ctx, "LogicalOr", go_true, t)
         if missing_c is not None:
-            missing = binary(ctx, "LogicalAnd", unary(ctx, "IsNaN", value, "opset10"),
+            missing = binary(ctx, "LogicalAnd", is_nan,
                              pick(missing_c, forest.missing_true, BOOL))
             go_true = binary(ctx, "LogicalOr", go_true, missing)
         return select(ctx, go_true, pick(true_c, forest.true_next, I64),
@@ -341,7 +346,7 @@ def _regress(ctx: NodeContext, forest: Forest, x: Value, how: str, post: str,
     et = _compute_type(x)
     x2 = convert(ctx, rows(ctx, x), et)
     targets = forest.weights.shape[1]
-    score, _ = _aggregate(ctx, forest, _leaves(ctx, forest, x2), how, et)
+    score, has = _aggregate(ctx, forest, _leaves(ctx, forest, x2), how, et)
     base = np.zeros(0) if base is None else base
     const = lambda v: ctx.const(np.asarray(v, et.dtype), et)  # noqa: E731
     if targets == 1:
@@ -352,6 +357,8 @@ def _regress(ctx: NodeContext, forest: Forest, x: Value, how: str, post: str,
     else:
         if len(base) == targets:
             score = binary(ctx, "Add", score, const(base))
+        if has is not None:  # a target no tree scored reads 0, base value or not
+            score = select(ctx, has, score, const(0.0))
         result = transform(ctx, score, post)
     return convert(ctx, result, out_et)
 
@@ -446,11 +453,13 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         s0 = binary(ctx, "Add", s0, const(base[0]))
     elif len(base) == 0:
         how = "negate"
-    has0 = True if has is None else None
-    pos = s1 if two else s0
-    if not two and has0 is None:  # no score at all reads as 0
+    # A class no leaf scored is written (and read by the label rule) as 0.
+    if has is not None:
         h0 = ctx.op1("Gather", "opset8", [has, i64(ctx, [0]), i64(ctx, 1)], {"batch_dims": 0})
-        pos = select(ctx, h0, pos, const(0.0))
+        s0 = select(ctx, h0, s0, const(0.0))
+    if not has1:
+        s1 = const(np.zeros((1, 1)))
+    pos = s1 if two else s0
     if binary_case:
         cut = 0.5 if all_positive else 0.0
         how = "complement" if all_positive else "negate"
@@ -467,6 +476,8 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
     else:
         label = take(ctx, label_const(ctx, [0, 1]), above)
     if two:
+        if s1.shape == (1, 1):  # the constant 0 column, as wide as the batch
+            s1 = binary(ctx, "Multiply", s0, const(0.0))
         scores = transform(ctx, concat(ctx, [s0, s1], 1), post)
     else:
         if how == "none" and post != "PROBIT":
