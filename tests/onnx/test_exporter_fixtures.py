@@ -30,7 +30,6 @@ FOLDER = REPO / "tests" / "fixtures" / "onnx_exporters"
 MANIFEST = json.loads((FOLDER / "MANIFEST.json").read_text())
 FIXTURES = {entry["name"]: entry for entry in MANIFEST["fixtures"]}
 
-_ML = "ai.onnx.ml operators are not lowered"
 
 # name -> why irtool does not convert or run it yet (issue 10 says what to build).
 KNOWN_GAPS: dict[str, str] = {
@@ -40,7 +39,6 @@ KNOWN_GAPS: dict[str, str] = {
     "onnxscript_local_function_loop": "model-local function with its own opset import is "
                                       "not inlined (local.fixtures:smooth)",
     "skl_knn_imputer": "model-local functions with their own opset imports are not inlined",
-    "skl_svc_probability": _ML + " (SVMClassifier)",
 }
 
 # name -> why irtool's runtime refuses or disagrees while OpenVINO on irtool's IR agrees.

@@ -224,6 +224,81 @@ def test_linear_classifier_string_labels(tmp_path: Path) -> None:
     check(model, {"X": features()}, tmp_path, openvino=False)
 
 
+# -- SVMs -----------------------------------------------------------------------------------
+KERNELS = [("LINEAR", [0.0, 0.0, 0.0]), ("POLY", [0.3, 0.5, 2.0]), ("RBF", [0.4, 0.0, 0.0]),
+           ("SIGMOID", [0.2, 0.1, 0.0])]
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("one_class", [0, 1])
+def test_svm_regressor(kernel: str, params: list[float], one_class: int,
+                       tmp_path: Path) -> None:
+    node = helper.make_node("SVMRegressor", ["X"], ["Y"], domain=ML, kernel_type=kernel,
+                            kernel_params=params, n_supports=5,
+                            support_vectors=(RNG.normal(size=20) * 0.5).tolist(),
+                            coefficients=RNG.normal(size=5).tolist(), rho=[0.1],
+                            one_class=one_class)
+    check(ml_model(node, [("X", "f32", [None, 4])], [("Y", "f32", [None, 1])]),
+          {"X": features() * 0.5}, tmp_path, rtol=1e-4)
+
+
+def test_svm_regressor_linear_mode(tmp_path: Path) -> None:
+    node = helper.make_node("SVMRegressor", ["X"], ["Y"], domain=ML,
+                            coefficients=[0.5, -1.0, 0.25, 2.0], rho=[0.3],
+                            kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0])
+    check(ml_model(node, [("X", "f32", [None, 4])], [("Y", "f32", [None, 1])]),
+          {"X": features()}, tmp_path)
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("classes,post", [(3, "NONE"), (4, "NONE"), (3, "LOGISTIC"),
+                                          (2, "NONE"), (2, "LOGISTIC")])
+def test_svm_classifier(kernel: str, params: list[float], classes: int, post: str,
+                        tmp_path: Path) -> None:
+    per_class = [2, 3, 1, 2][:classes]
+    total = sum(per_class)
+    pairs = classes * (classes - 1) // 2
+    node = helper.make_node(
+        "SVMClassifier", ["X"], ["label", "scores"], domain=ML, kernel_type=kernel,
+        kernel_params=params, vectors_per_class=per_class,
+        support_vectors=(RNG.normal(size=total * 4) * 0.5).tolist(),
+        coefficients=RNG.normal(size=(classes - 1) * total).tolist(),
+        rho=(RNG.normal(size=pairs) * 0.1).tolist(),
+        classlabels_ints=[5, 6, 7, 8][:classes], post_transform=post)
+    width_ = pairs if classes > 2 else 2
+    model = ml_model(node, [("X", "f32", [None, 4])],
+                     [("label", "i64", [None]), ("scores", "f32", [None, width_])])
+    check(model, {"X": features(10, 4) * 0.5}, tmp_path, rtol=1e-4)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_svm_classifier_linear_mode(classes: int, tmp_path: Path) -> None:
+    node = helper.make_node("SVMClassifier", ["X"], ["label", "scores"], domain=ML,
+                            coefficients=RNG.normal(size=classes * 4).tolist(), rho=[0.2],
+                            kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0],
+                            classlabels_ints=list(range(classes)))
+    model = ml_model(node, [("X", "f32", [None, 4])],
+                     [("label", "i64", [None]), ("scores", "f32", [None, classes])])
+    check(model, {"X": features(10, 4)}, tmp_path)
+
+
+@pytest.mark.parametrize("classes", [2, 3, 4])
+def test_svm_classifier_probabilities(classes: int, tmp_path: Path) -> None:
+    """Platt's sigmoid per pair and libsvm's pairwise coupling (a Loop of sweeps)."""
+    pairs = classes * (classes - 1) // 2
+    node = helper.make_node(
+        "SVMClassifier", ["X"], ["label", "scores"], domain=ML, kernel_type="RBF",
+        kernel_params=[0.3, 0.0, 0.0], vectors_per_class=[2] * classes,
+        support_vectors=RNG.normal(size=8 * classes).tolist(),
+        coefficients=RNG.normal(size=2 * classes * (classes - 1)).tolist(),
+        rho=(RNG.normal(size=pairs) * 0.2).tolist(),
+        prob_a=(-1 - RNG.random(pairs)).tolist(), prob_b=(RNG.normal(size=pairs) * 0.1).tolist(),
+        classlabels_ints=list(range(classes)))
+    model = ml_model(node, [("X", "f32", [None, 4])],
+                     [("label", "i64", [None]), ("scores", "f32", [None, classes])])
+    check(model, {"X": features(10, 4)}, tmp_path, rtol=1e-4, atol=1e-5)
+
+
 # -- trees ----------------------------------------------------------------------------------
 def random_forest(trees: int, depth: int, features_: int, targets: int, modes: list[str],
                   missing: bool, rng: np.random.Generator, leaf_targets: str = "all",
