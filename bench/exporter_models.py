@@ -113,14 +113,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def format_table(rows: list[Row]) -> str:
-    """A Markdown table, then one line of totals per column."""
-    head = ["fixture", "producer", *COLUMNS]
+def format_table(rows: list[Row], what: str = "fixture") -> str:
+    """A Markdown table, then one line of totals per column (``what``: the rows' noun)."""
+    head = [what, "producer", *COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(_cell(c) for c in row.cells()) + " |" for row in rows]
     totals = [sum(row.cells()[2 + i] == "ok" for row in rows) for i in range(len(COLUMNS))]
     lines.append("")
-    lines.append(f"{len(rows)} fixtures: " + ", ".join(
+    lines.append(f"{len(rows)} {what}s: " + ", ".join(
         f"{name} {count}" for name, count in zip(COLUMNS, totals)))
     return "\n".join(lines)
 

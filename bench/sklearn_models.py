@@ -21,11 +21,12 @@ their rows): ``pip install -e '.[sklearn]'``. Every backend runs in a child proc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -112,6 +113,8 @@ def _models() -> dict[str, tuple[str, Callable[[], object]]]:
             ensemble.HistGradientBoostingClassifier(max_iter=20, random_state=0))),
         "HistGradientBoostingRegressor": ("regression", lambda: (
             ensemble.HistGradientBoostingRegressor(max_iter=20, random_state=0))),
+        "HistGradientBoostingRegressor_nan": ("regression", lambda: (
+            ensemble.HistGradientBoostingRegressor(max_iter=20, random_state=0))),
         "AdaBoostClassifier": ("multiclass", lambda: ensemble.AdaBoostClassifier(
             n_estimators=10, random_state=0)),
         "GaussianNB": ("multiclass", lambda: naive_bayes.GaussianNB()),
@@ -174,6 +177,25 @@ def _models() -> dict[str, tuple[str, Callable[[], object]]]:
     return m
 
 
+@contextlib.contextmanager
+def _bools_as_ints() -> Iterator[None]:
+    """skl2onnx 1.20 hands HistGradientBoosting's missing-value tracks to onnx as numpy
+    bools, which ``onnx.helper.make_attribute`` refuses for an ints attribute: give it ints."""
+    original = onnx.helper.make_attribute
+
+    def make_attribute(key: str, value: object, *args: object, **kwargs: object):
+        if isinstance(value, (list, tuple)) and \
+                any(isinstance(v, (bool, np.bool_)) for v in value):
+            value = [int(v) for v in value]
+        return original(key, value, *args, **kwargs)
+
+    onnx.helper.make_attribute = make_attribute
+    try:
+        yield
+    finally:
+        onnx.helper.make_attribute = original
+
+
 def _final(estimator: object) -> object:
     steps = getattr(estimator, "steps", None)
     return steps[-1][1] if steps else estimator
@@ -184,7 +206,7 @@ def export(name: str, kind: str, factory: Callable[[], object]
     """Fit, export; the model, its producer, and the rows to feed it."""
     x, y = _data(kind)
     estimator = factory()
-    if name.endswith("Imputer") or name.startswith("Pipeline_imputer"):
+    if name.endswith(("Imputer", "_nan")) or name.startswith("Pipeline_imputer"):
         x = x.copy()
         x[np.random.default_rng(1).random(x.shape) < 0.1] = np.nan
     estimator.fit(x, y)  # transformers ignore y
@@ -203,10 +225,11 @@ def export(name: str, kind: str, factory: Callable[[], object]
 
     final = _final(estimator)
     options = {id(final): {"zipmap": False}} if hasattr(final, "classes_") else None
-    try:
-        model = to_onnx(estimator, x[:1], options=options, target_opset=18)
-    except NameError:  # a classifier without ZipMap (LinearSVC) has no zipmap option
-        model = to_onnx(estimator, x[:1], target_opset=18)
+    with _bools_as_ints():
+        try:
+            model = to_onnx(estimator, x[:1], options=options, target_opset=18)
+        except NameError:  # a classifier without ZipMap (LinearSVC) has no zipmap option
+            model = to_onnx(estimator, x[:1], target_opset=18)
     return model, "skl2onnx", feed
 
 
@@ -254,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 rows.append(run_fixture(entry, Path(tmp), folder=Path(tmp)))
             print(f"  {name}", file=sys.stderr, flush=True)
-    print(format_table(rows))
+    print(format_table(rows, "model"))
     for line in failed:
         print(f"\n{line}")
     if args.json:
