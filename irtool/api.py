@@ -6,7 +6,9 @@ that needs them is called.
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
 
 PathLike = str | os.PathLike
 
+# What each call did and how long it took: `irtool -v` shows these (Python's logging).
+log = logging.getLogger(__name__)
+
 OPENVINO_TIMEOUT_S = 300.0
 """Seconds ``run(backend="openvino")`` waits for OpenVINO (which caps no loop)."""
 
@@ -40,11 +45,16 @@ def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = Tru
     a Const outside the .bin) and keeps whatever else the file says, for tools that
     look at broken IR.
     """
+    started = time.perf_counter()
     if not strict:
-        return read_model(path, bin_path)
-    from .validation import load_checked
+        model = read_model(path, bin_path)
+    else:
+        from .validation import load_checked
 
-    return load_checked(path, bin_path)
+        model = load_checked(path, bin_path)
+    log.info("read %s (%d layers) in %.2f s", path, len(model.graph),
+             time.perf_counter() - started)
+    return model
 
 
 def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
@@ -60,6 +70,8 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 
         model = _compress(model)
     xml, _ = write_model(model, path)
+    log.info("wrote %s and its .bin%s", xml, " (f32 constants as f16)" if compress_to_fp16
+             else "")
     return xml
 
 
@@ -78,8 +90,13 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
     """
     from .onnx import convert_model
 
-    return convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir,
-                         input_shapes=input_shapes)
+    started = time.perf_counter()
+    ir = convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir,
+                       input_shapes=input_shapes)
+    log.info("converted %s to IR (%d layers in the main graph) in %.2f s",
+             model if not hasattr(model, "graph") else "the ModelProto", len(ir.graph),
+             time.perf_counter() - started)
+    return ir
 
 
 
@@ -226,7 +243,11 @@ def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
     """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
     from .validate import validate as _validate
 
-    return _validate(model_or_path)
+    started = time.perf_counter()
+    found = _validate(model_or_path)
+    log.debug("validated %s in %.2f s: %d finding(s)", model_or_path if not isinstance(
+        model_or_path, Model) else "the model", time.perf_counter() - started, len(found))
+    return found
 
 
 def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None, *,

@@ -290,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="irtool",
         description="OpenVINO IR with control flow: convert, validate, run, check, inspect.",
         epilog="Exit status: 0 success; 1 bad input or a failed check (one line on stderr "
-               "says where); 2 usage errors; 3 an internal error (IRTOOL_DEBUG=1 shows the "
+               "says where); 2 usage errors; 3 an internal error (IRTOOL_DEBUG=1 or -vv shows the "
                "traceback).")
     parser.add_argument("--version", action="version", version=f"irtool {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -469,7 +469,7 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 def _internal_error(command: str, err: Exception) -> int:
     """Report a bug of irtool's (exit 3): one line, after the traceback under IRTOOL_DEBUG=1."""
-    if os.environ.get("IRTOOL_DEBUG"):
+    if os.environ.get("IRTOOL_DEBUG") or log.isEnabledFor(logging.DEBUG):  # or -vv
         import traceback
 
         traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)

@@ -109,3 +109,19 @@ def test_inspect_json() -> None:
     assert report["ir_version"] == 11
     assert [c["type"] for c in report["control_flow"]] == ["TensorIterator-opset1"]
     assert any("back edge" in line for line in report["control_flow"][0]["description"])
+
+
+def test_verbose_logs_what_each_step_did(tmp_path: Path) -> None:
+    out = tmp_path / "p.xml"
+    proc = cli("convert", ONNX, "-o", out)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    proc = cli("convert", ONNX, "-o", out, "-v")
+    assert proc.returncode == 0
+    lines = proc.stderr.splitlines()
+    assert any(ln.startswith("irtool.api: converted ") for ln in lines), lines
+    assert f"irtool.api: wrote {out} and its .bin" in lines
+    proc = cli("validate", out, "-v")
+    assert proc.stderr.splitlines() == [f"irtool: {out}: 0 error(s), 0 warning(s)"]
+    proc = cli("validate", out, "-vv")
+    assert any(ln.startswith(f"irtool.api: validated {out} in ") for ln in
+               proc.stderr.splitlines())
