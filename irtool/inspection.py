@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import IRToolError
 from .files import replacing
-from .ir.graph import Graph, Layer, Model, PortMapEntry, format_shape
+from .ir.graph import Graph, Layer, Model, PortMapEntry, format_shape, parse_shape
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
 _MAX_SHOWN_VALUES = 8
@@ -252,6 +252,7 @@ def summary(model: Model, note: str | None = None) -> str:
     out.append("outputs:")
     for layer, name in zip(model.outputs, model.output_names()):
         out.append(f"  {name}: {_port_type(layer, layer.inputs[0].id)}")
+    out += variable_lines(g)
     out.append("ops (type-version: count, bodies included):")
     hist = histogram(g)
     width = max((len(k) for k in hist), default=0)
@@ -279,11 +280,51 @@ def summary_dict(model: Model, note: str | None = None) -> dict:
                    for layer, name in zip(model.inputs, model.input_names())],
         "outputs": [{"name": name, "type": _port_type(layer, layer.inputs[0].id)}
                     for layer, name in zip(model.outputs, model.output_names())],
+        "variables": variables(g),
         "ops": dict(sorted(histogram(g).items())),
         "control_flow": [{"layer": layer.id, "name": layer.name,
                           "type": f"{layer.type}-{layer.version}",
                           "description": control_flow_lines(g, layer)} for layer in flows],
     }
+
+
+def variables(graph: Graph) -> list[dict]:
+    """The variables of a stateful model (ReadValue/Assign), by id: the type and shape its
+    ReadValue-6 declares (None when none does) and the layers reading and assigning it."""
+    readers: dict[str, list[Layer]] = {}
+    writers: dict[str, list[Layer]] = {}
+    for _, layer in graph.walk():
+        if layer.type in ("ReadValue", "Assign") and layer.attrs.get("variable_id"):
+            into = readers if layer.type == "ReadValue" else writers
+            into.setdefault(layer.attrs["variable_id"], []).append(layer)
+    found = []
+    for vid in sorted({*readers, *writers}):
+        read = readers.get(vid, [])
+        declared = next((r for r in read if "variable_type" in r.attrs), None)
+        found.append({
+            "id": vid,
+            "type": declared.attrs["variable_type"] if declared else None,
+            "shape": format_shape(parse_shape(declared.attrs.get("variable_shape", "...")))
+            if declared else None,
+            "read_by": [{"layer": r.id, "name": r.name} for r in read],
+            "assigned_by": [{"layer": w.id, "name": w.name} for w in writers.get(vid, [])],
+        })
+    return found
+
+
+def variable_lines(graph: Graph) -> list[str]:
+    """``variables:`` and one line per variable (see ``variables``; none: no lines)."""
+    found = variables(graph)
+    if not found:
+        return []
+    lines = ["variables (ReadValue/Assign: kept from one run of a session to the next):"]
+    for v in found:
+        declared = f" {v['type']}[{v['shape']}]" if v["type"] else ""
+        where = ", ".join([*(f'read by {r["layer"]} "{r["name"]}"' for r in v["read_by"]),
+                           *(f'assigned by {w["layer"]} "{w["name"]}"'
+                             for w in v["assigned_by"])])
+        lines.append(f"  {_q(v['id'])}{declared}: {where}")
+    return lines
 
 
 # -- graphviz ---------------------------------------------------------------------------------

@@ -92,13 +92,14 @@ class CompiledModel(Executor):
         self._values.update(checked)
 
     def _declared(self, variable_id: str) -> tuple[ElementType | None, tuple[int, ...] | None]:
-        """The element type and shape the variable's ReadValues declare (None: any)."""
-        readers = self.variables.readers.get(variable_id)
-        if not readers:
+        """The element type and shape the variable's ReadValue declares, or else gives on
+        its output port (None: any)."""
+        declared = self.variables.declared.get(variable_id)
+        if declared is None:
             known = ", ".join(repr(v) for v in self.variable_ids) or "none"
             raise ExecutionError(f"no variable {variable_id!r} in the model (its variables: "
                                  f"{known})", file=self.model.path)
-        return readers[0].variable_info()
+        return declared
 
     def _checked_value(self, variable_id: str, value: Any) -> np.ndarray:
         et, shape = self._declared(variable_id)

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ExecutionError
-from ..ir.graph import Layer
+from ..ir.graph import Layer, Shape
+from ..ir.types import ElementType
 from ..opset import make_op
 from ..opset.state import ReadValue3
 from .plan import CONTROL_FLOW, Kernel, RunOptions, describe_layer
@@ -34,6 +35,9 @@ class Variables:
         self.values: Mapping[str, np.ndarray] = {}
         self.written: dict[str, np.ndarray] = {}
         self.readers: dict[str, list[ReadValue3]] = {}  # variable id -> its ReadValue ops
+        # variable id -> the element type and shape its first ReadValue declares (ReadValue-6)
+        # or, without a declaration, gives on its output port (None: any)
+        self.declared: dict[str, tuple[ElementType | None, Shape | None]] = {}
         self._lock = threading.RLock()
 
     @property
@@ -75,6 +79,14 @@ def compile_read_value(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     op: ReadValue3 = _op(layer, scope)
     store = _store(options)
     store.readers.setdefault(op.variable_id, []).append(op)
+    et, shape = op.variable_info()
+    port = layer.outputs[0] if layer.outputs else None
+    if et is None and port is not None and port.precision is not None \
+            and port.precision.kind != "dynamic":
+        et = port.precision
+    if shape is None and port is not None:
+        shape = port.dims
+    store.declared.setdefault(op.variable_id, (et, shape))
     variable = op.variable_id
 
     def read_value(inputs: list[np.ndarray]) -> list[np.ndarray]:

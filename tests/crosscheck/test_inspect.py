@@ -381,3 +381,39 @@ def test_the_readme_shows_a_rendered_loop() -> None:
     assert "![" in (REPO / "README.md").read_text() and "docs/loop.png" in (
         REPO / "README.md").read_text()
     assert (REPO / "docs" / "loop.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_inspect_lists_variables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stateful IR written by OpenVINO: each variable id with the type and shape its
+    ReadValue-6 declares and the layers reading and assigning it (ids read from the XML)."""
+    from support.stateful import two_variables
+
+    xml = two_variables(tmp_path / "vars.xml")
+    root = ET.parse(xml).getroot()
+    layers = {(el.get("type"), el.find("data").get("variable_id")): el
+              for el in root.iter("layer") if el.get("type") in ("ReadValue", "Assign")}
+    assert main(["inspect", str(xml)]) == 0
+    out = capsys.readouterr().out
+    read, assign = layers[("ReadValue", "acc")], layers[("Assign", "acc")]
+    assert (f'  "acc" f32[2,3]: read by {read.get("id")} "{read.get("name")}", assigned by '
+            f'{assign.get("id")} "{assign.get("name")}"') in out.splitlines()
+    read, assign = layers[("ReadValue", "prev")], layers[("Assign", "prev")]
+    assert (f'  "prev": read by {read.get("id")} "{read.get("name")}", assigned by '
+            f'{assign.get("id")} "{assign.get("name")}"') in out.splitlines()
+
+
+def test_inspect_json_lists_variables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from support.stateful import two_variables
+
+    xml = two_variables(tmp_path / "vars.xml")
+    root = ET.parse(xml).getroot()
+    assigns = {el.find("data").get("variable_id"): int(el.get("id"))
+               for el in root.iter("layer") if el.get("type") == "Assign"}
+    assert main(["inspect", str(xml), "--json"]) == 0
+    found = {v["id"]: v for v in json.loads(capsys.readouterr().out)["variables"]}
+    assert (found["acc"]["type"], found["acc"]["shape"]) == ("f32", "2,3")
+    assert (found["prev"]["type"], found["prev"]["shape"]) == (None, None)
+    assert {vid: [w["layer"] for w in v["assigned_by"]] for vid, v in found.items()} == {
+        vid: [layer] for vid, layer in assigns.items()}

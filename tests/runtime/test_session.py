@@ -228,3 +228,19 @@ def test_run_reuses_the_compiled_plan_until_the_model_changes(tmp_path: Path) ->
     add.type = "Subtract"
     np.testing.assert_array_equal(irtool.run(model, {"x": x})["sum"], -x)  # zeros - x
     assert PLANS.compilations == before + 2
+
+
+def test_state_of_a_readvalue3_variable_is_checked_against_its_port(tmp_path: Path) -> None:
+    """ReadValue-3 declares nothing: its output port (f32 [2, 3], written by OpenVINO) is
+    what the variable holds."""
+    from support.stateful import two_variables
+
+    session = irtool.compile(irtool.load(two_variables(tmp_path / "vars.xml")))
+    with pytest.raises(irtool.ExecutionError, match=r"'prev' holds f32 .* not int32"):
+        session.state["prev"] = np.zeros((2, 3), np.int32)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    session.state["prev"] = np.ones((2, 3), np.float32)
+    # Hand-computed: delta = x - prev, and prev <- delta for the next step.
+    np.testing.assert_array_equal(session.run({"x": x})["delta"], x - 1)
+    np.testing.assert_array_equal(session.state["prev"], x - 1)
+    np.testing.assert_array_equal(session.run({"x": x})["delta"], np.ones((2, 3)))
