@@ -16,7 +16,7 @@ executor, and cross-check against onnxruntime and OpenVINO::
 # name: importing it later (api.validate does, lazily) would rebind
 # ``irtool.validate`` to the module and break the second call.
 from . import validate as _validate_module  # noqa: F401
-from .api import check, compile, convert, inspect, load, run, save, validate
+from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
 from .diagnostics import Diagnostic
 from .errors import (
     BackendError,
@@ -37,7 +37,7 @@ __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
     "__version__", "backend", "check", "compile", "convert", "inspect", "load",
-    "load_extension", "run", "save", "validate",
+    "load_extension", "run", "run_steps", "save", "validate",
 ]
 
 

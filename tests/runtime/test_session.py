@@ -244,3 +244,11 @@ def test_state_of_a_readvalue3_variable_is_checked_against_its_port(tmp_path: Pa
     np.testing.assert_array_equal(session.run({"x": x})["delta"], x - 1)
     np.testing.assert_array_equal(session.state["prev"], x - 1)
     np.testing.assert_array_equal(session.run({"x": x})["delta"], np.ones((2, 3)))
+
+
+def test_run_steps_is_one_session(tmp_path: Path) -> None:
+    model = irtool.load(accumulator(tmp_path / "acc.xml"))
+    xs = [np.full((2, 3), k, np.float32) for k in (1, 2, 3)]
+    outs = irtool.run_steps(model, [{"x": x} for x in xs])
+    # Hand-computed running sums: 1, 3, 6.
+    assert [float(out["sum"][0, 0]) for out in outs] == [1.0, 3.0, 6.0]
