@@ -96,11 +96,11 @@ def test_imputer(kind: str, tmp_path: Path) -> None:
     check(model, {"X": x}, tmp_path)
 
 
-@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("rank", [1, 2, 3])
 def test_array_feature_extractor(rank: int, tmp_path: Path) -> None:
     node = helper.make_node("ArrayFeatureExtractor", ["X", "I"], ["Y"], domain=ML)
-    x = features(5, 4) if rank == 2 else features(1, 4)[0]
-    shape = [None, 4] if rank == 2 else [4]
+    x = {1: features(1, 4)[0], 2: features(5, 4), 3: features(6, 4).reshape(3, 2, 4)}[rank]
+    shape = {1: [4], 2: [None, 4], 3: [3, 2, 4]}[rank]
     model = ml_model(node, [("X", "f32", shape), ("I", "i64", [3])],
                      [("Y", "f32", None)])
     check(model, {"X": x, "I": np.array([3, 0, 3], np.int64)}, tmp_path)
@@ -505,6 +505,19 @@ def test_node_suite_ai_onnx_ml_cases() -> None:
 
 
 # -- refusals ---------------------------------------------------------------------------
+def test_dict_vectorizer_is_refused_with_what_to_do() -> None:
+    node = helper.make_node("DictVectorizer", ["X"], ["Y"], domain=ML,
+                            int64_vocabulary=[1, 2])
+    graph = helper.make_graph([node], "dv", [helper.make_value_info(
+        "X", helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(
+            TensorProto.FLOAT, [])))], [helper.make_tensor_value_info(
+                "Y", TensorProto.FLOAT, [1, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(ML, 1)])
+    with pytest.raises(irtool.ConversionError, match=r"DictVectorizer.*takes a map"):
+        irtool.convert(model)
+
+
 def test_zipmap_is_refused_with_what_to_do(tmp_path: Path) -> None:
     node = helper.make_node("ZipMap", ["X"], ["Z"], domain=ML, classlabels_int64s=[0, 1])
     graph = helper.make_graph([node], "zm", [helper.make_tensor_value_info(

@@ -96,9 +96,9 @@ def imputer(ctx: NodeContext) -> list[Value | None]:
 
 @onnx_op("ArrayFeatureExtractor", 1, domain=ML)
 def array_feature_extractor(ctx: NodeContext) -> list[Value | None]:
-    x, indices = rows(ctx, ctx.required_input(0)), ctx.required_input(1)
-    if ctx.required_input(0).rank is not None and ctx.required_input(0).rank > 2:
-        x = ctx.required_input(0)
+    x, indices = ctx.required_input(0), ctx.required_input(1)
+    if rank_of(ctx, x) <= 2:  # a 1-D input is one row: the output is [1, k]
+        x = rows(ctx, x)
     flat = reshape(ctx, convert(ctx, indices, I64), [-1])
     axis = rank_of(ctx, x) - 1
     return [ctx.op1("Gather", "opset8", [x, flat, i64(ctx, axis)], {"batch_dims": 0})]
