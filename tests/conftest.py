@@ -12,7 +12,8 @@ import pytest
 # The shared helpers are the package ``support`` (tests/support/), imported by name.
 sys.path.insert(0, str(Path(__file__).parent))
 
-pytest_plugins = ["support.ov_irs"]  # session fixtures: OpenVINO-written IR of ONNX cases
+# session fixtures: OpenVINO-written IR of ONNX cases; every saved IR validated
+pytest_plugins = ["support.ov_irs", "support.saved_irs"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -158,26 +158,49 @@ class ConstData:
 
 
 def pack_strings(array: np.ndarray) -> bytes:
-    """OpenVINO's string tensor layout: i32 count, i32 end offsets, then the bytes."""
-    items = [s.encode() if isinstance(s, str) else bytes(s) for s in np.asarray(array).ravel()]
+    """OpenVINO's string tensor layout: i32 count, i32 offsets (count + 1, from 0), then
+    the bytes (UTF-8; surrogate escapes turn back into the bytes they stand for)."""
+    items = [s if isinstance(s, bytes) else str(s).encode("utf-8", "surrogateescape")
+             for s in np.asarray(array).ravel()]
     ends = np.cumsum([len(s) for s in items], dtype=np.int64).astype(np.int32)
     header = np.concatenate([[len(items), 0], ends]).astype(np.int32) if items else \
         np.array([0], dtype=np.int32)
     return header.tobytes() + b"".join(items)
 
 
+def string_layout_problem(raw: bytes | memoryview, count: int) -> str | None:
+    """What is wrong with ``raw`` as the packed layout of ``count`` strings, or None."""
+    if count == 0:
+        return None
+    header_size = 4 * (count + 2)
+    if len(raw) < header_size:
+        return (f"{len(raw)} bytes cannot hold the header of {count} strings "
+                f"({header_size} bytes)")
+    header = np.frombuffer(raw, dtype="<i4", count=count + 2)
+    if int(header[0]) != count:
+        return f"the data says it holds {int(header[0])} strings, the shape {count}"
+    offsets = header[1:].astype(np.int64)
+    if offsets[0] != 0 or (np.diff(offsets) < 0).any():
+        return "its string offsets do not start at 0 and grow"
+    if header_size + offsets[-1] > len(raw):
+        return (f"its strings end at byte {header_size + int(offsets[-1])}, past its "
+                f"{len(raw)} bytes")
+    return None
+
+
 def unpack_strings(raw: bytes, count: int) -> np.ndarray:
+    """The strings of OpenVINO's packed layout (see ``pack_strings``) as an object array."""
     if count == 0:
         return np.empty(0, dtype=object)
-    header = np.frombuffer(raw, dtype=np.int32, count=count + 2)
-    n = int(header[0])
-    if n != count:
-        raise ValueError(f"string tensor holds {n} elements, expected {count}")
+    problem = string_layout_problem(raw, count)
+    if problem:
+        raise ValueError(f"string data: {problem}")
+    offsets = np.frombuffer(raw, dtype="<i4", count=count + 2)[1:].tolist()
     begin = 4 * (count + 2)
-    offsets = header[1:]
     out = np.empty(count, dtype=object)
     for i in range(count):
-        out[i] = raw[begin + offsets[i]:begin + offsets[i + 1]].decode("utf-8", "replace")
+        out[i] = raw[begin + offsets[i]:begin + offsets[i + 1]].decode("utf-8",
+                                                                      "surrogateescape")
     return out
 
 
@@ -206,6 +229,9 @@ class Layer:
     unknown: list[RTNode] = field(default_factory=list)
     has_data: bool = True
     line: int | None = None
+    # The tags of the layer's child elements in file order (None: made in code). The writer
+    # follows it, so a round trip keeps e.g. an <rt_info> before or after <data>.
+    child_order: tuple[str, ...] | None = None
 
     def input(self, index: int) -> Port:
         return self.inputs[index]
@@ -285,12 +311,14 @@ class Graph:
 
     Node = layer id with the ``Layer`` under ``"layer"``; edge =
     ``from_layer -> to_layer`` with ``from_port``/``to_port`` (and the XML
-    ``line`` when read from a file). Layers and edges keep insertion order,
-    which makes writing deterministic.
+    ``line`` when read from a file). Layers and edges keep insertion order (edges by a
+    sequence number: networkx itself groups them by source layer), which makes writing
+    deterministic and a read-then-write round trip keep the file's order.
     """
 
     def __init__(self) -> None:
         self.nx: nx.MultiDiGraph = nx.MultiDiGraph()
+        self._edge_seq = 0
         self.rt_info: list[RTNode] | None = None
         self.line: int | None = None
 
@@ -372,7 +400,9 @@ class Graph:
     # -- edges ----------------------------------------------------------------
     def connect(self, src: int, src_port: int, dst: int, dst_port: int,
                 line: int | None = None) -> None:
-        self.nx.add_edge(src, dst, from_port=src_port, to_port=dst_port, line=line)
+        self.nx.add_edge(src, dst, from_port=src_port, to_port=dst_port, line=line,
+                         seq=self._edge_seq)
+        self._edge_seq += 1
 
     def disconnect_input(self, dst: int, dst_port: int) -> None:
         doomed = [(u, k) for u, _, k, d in self.nx.in_edges(dst, keys=True, data=True)
@@ -380,12 +410,16 @@ class Graph:
         for u, k in doomed:
             self.nx.remove_edge(u, dst, key=k)
 
+    def _ordered_edges(self) -> list[tuple[int, int, dict]]:
+        return sorted(self.nx.edges(data=True), key=lambda e: e[2].get("seq", 0))
+
     def edges(self) -> list[Edge]:
-        return [Edge(u, d["from_port"], v, d["to_port"]) for u, v, d in self.nx.edges(data=True)]
+        """Every edge, in the order they were connected (for a read graph: file order)."""
+        return [Edge(u, d["from_port"], v, d["to_port"]) for u, v, d in self._ordered_edges()]
 
     def edge_lines(self) -> list[tuple[Edge, int | None]]:
         return [(Edge(u, d["from_port"], v, d["to_port"]), d.get("line"))
-                for u, v, d in self.nx.edges(data=True)]
+                for u, v, d in self._ordered_edges()]
 
     def source(self, layer_id: int, port_id: int) -> tuple[int, int] | None:
         """The ``(layer, port)`` feeding input ``port_id`` of ``layer_id``."""

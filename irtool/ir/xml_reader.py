@@ -34,6 +34,7 @@ from .graph import (
     RTNode,
     parse_shape,
     split_names,
+    string_layout_problem,
 )
 from .types import element_type
 from .weights import split_record
@@ -54,6 +55,7 @@ class _Reader:
         self.weights = weights
         self.problems = problems
         self.missing_bin_said = False
+        self.orders: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     # -- problem reporting --------------------------------------------------
     def problem(self, code: str, message: str, line: int | None,
@@ -229,10 +231,12 @@ class _Reader:
                 self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", el.sourceline,
                              layer, scope)
         inner_scope = f"{scope}/{layer_id}" if scope else str(layer_id)
+        order = []
         for child in el:
             tag = child.tag
             if not isinstance(tag, str):
                 continue
+            order.append(tag)
             if tag == "data":
                 layer.attrs = dict(child.attrib)
                 layer.has_data = True
@@ -250,6 +254,8 @@ class _Reader:
                 layer.rt_info = [rt_node(c) for c in child]
             else:
                 layer.unknown.append(rt_node(child))
+        # Layers share a handful of orders: keep one tuple of each (memory at 10^6 layers).
+        layer.child_order = self.orders.setdefault(tuple(order), tuple(order))
         if layer.type == "Const":
             self.const(layer, scope)
         return layer
@@ -392,6 +398,12 @@ class _Reader:
                 self.problem("CONST_SIZE", f"Const of {et.name}[{attrs.get('shape', '')}] "
                              f"needs {expected} bytes but size is {size}", layer.line, layer,
                              scope)
+                return
+        elif et.kind == "string" and self.weights is not None:
+            problem = string_layout_problem(memoryview(self.weights)[offset:offset + size],
+                                            count)
+            if problem:
+                self.problem("CONST_DATA", f"string Const: {problem}", layer.line, layer, scope)
                 return
         layer.const = ConstData(self.weights, offset, size) if size else ConstData(b"")
 

@@ -90,42 +90,69 @@ def _port_map_entry(parent: etree._Element, entry: PortMapEntry) -> None:
     etree.SubElement(parent, entry.kind, attrs)
 
 
+# Child elements of a <layer> in the order OpenVINO writes them; a layer read from a file
+# is written in the order it had (``Layer.child_order``).
+_CHILD_ORDER = ("data", "rt_info", "input", "output", *_PORT_MAP_ORDER, "back_edges",
+                *_BODY_ORDER)
+
+
 def _layer(parent: etree._Element, layer: Layer, weights: _BinBuilder) -> None:
     attrs = {"id": str(layer.id), "name": layer.name, "type": layer.type,
              "version": layer.version}
     attrs.update(layer.extra)
     el = etree.SubElement(parent, "layer", attrs)
-    _rt_info(el, layer.rt_info)
-    data = dict(layer.attrs)
-    if layer.type == "Const" and layer.const is not None:
-        payload = layer.const.tobytes()
-        offset = weights.add(payload)
-        data["offset"] = str(offset)
-        data["size"] = str(len(payload))
-        weights.digest.add(data.get("element_type", ""), data.get("shape", ""), offset,
-                           len(payload), payload)
-    if data or layer.has_data:
-        etree.SubElement(el, "data", data)
-    for tag, ports in (("input", layer.inputs), ("output", layer.outputs)):
+    written: set[str] = set()
+    unknown = iter(layer.unknown)
+    for tag in layer.child_order or ():
+        if tag in _CHILD_ORDER:
+            if tag not in written:
+                written.add(tag)
+                _layer_child(el, layer, tag, weights)
+        else:  # an element irtool does not model, kept in its place
+            node = next(unknown, None)
+            if node is not None:
+                _rt_element(el, node)
+    for tag in _CHILD_ORDER:
+        if tag not in written:
+            _layer_child(el, layer, tag, weights)
+    for node in unknown:
+        _rt_element(el, node)
+
+
+def _layer_child(el: etree._Element, layer: Layer, tag: str, weights: _BinBuilder) -> None:
+    """The child element ``tag`` of ``layer``'s element, if the layer has one."""
+    if tag == "rt_info":
+        _rt_info(el, layer.rt_info)
+    elif tag == "data":
+        data = dict(layer.attrs)
+        if layer.type == "Const" and layer.const is not None:
+            payload = layer.const.tobytes()
+            offset = weights.add(payload)
+            data["offset"] = str(offset)
+            data["size"] = str(len(payload))
+            weights.digest.add(data.get("element_type", ""), data.get("shape", ""), offset,
+                               len(payload), payload)
+        if data or layer.has_data:
+            etree.SubElement(el, "data", data)
+    elif tag in ("input", "output"):
+        ports = layer.inputs if tag == "input" else layer.outputs
         if ports:
             group = etree.SubElement(el, tag)
             for port in ports:
                 _port(group, port)
-    for tag in _PORT_MAP_ORDER:
+    elif tag in _PORT_MAP_ORDER:
         if tag in layer.port_maps:
             pm = etree.SubElement(el, tag)
             for entry in layer.port_maps[tag]:
                 _port_map_entry(pm, entry)
-    if layer.back_edges or layer.type in ("Loop", "TensorIterator"):
-        be = etree.SubElement(el, "back_edges")
-        for edge in layer.back_edges:
-            etree.SubElement(be, "edge", {"from-layer": str(edge.from_layer),
-                                          "to-layer": str(edge.to_layer), **edge.extra})
-    for tag in _BODY_ORDER:
-        if tag in layer.bodies:
-            _graph(etree.SubElement(el, tag), layer.bodies[tag], weights)
-    for node in layer.unknown:
-        _rt_element(el, node)
+    elif tag == "back_edges":
+        if layer.back_edges or layer.type in ("Loop", "TensorIterator"):
+            be = etree.SubElement(el, "back_edges")
+            for edge in layer.back_edges:
+                etree.SubElement(be, "edge", {"from-layer": str(edge.from_layer),
+                                              "to-layer": str(edge.to_layer), **edge.extra})
+    elif tag in layer.bodies:
+        _graph(etree.SubElement(el, tag), layer.bodies[tag], weights)
 
 
 def _graph(el: etree._Element, graph: Graph, weights: _BinBuilder) -> None:

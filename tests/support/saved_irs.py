@@ -1,0 +1,57 @@
+"""A property every test checks: each IR that irtool saves passes ``irtool validate``.
+
+Every save path (``irtool.save``, the OpenVINO backend's temporary IR, ``check``'s kept
+files, the ONNX backend) writes through ``irtool.ir.xml_writer.write_model``, which hands
+the finished bytes to ``write_files``. This plugin wraps that call for the duration of each
+test: once the files are in place, the ``.xml`` is validated (XSD + semantic rules), and the
+test fails at teardown naming every saved IR with an error and validate's first line.
+
+A test that saves a model it knows to be wrong on purpose says so with
+``@pytest.mark.saves_invalid_ir``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+import irtool
+from irtool.ir import xml_writer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "saves_invalid_ir: the test saves IR that validate rejects, on purpose")
+
+
+@pytest.fixture(autouse=True)
+def saved_irs_validate(request: pytest.FixtureRequest,
+                       monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """Validate every IR written during the test; the list of saved ``.xml`` paths."""
+    if request.node.get_closest_marker("saves_invalid_ir"):
+        yield []
+        return
+    real = xml_writer.write_files
+    saved: list[Path] = []
+    failures: list[str] = []
+    lock = threading.Lock()  # some tests save from several threads at once
+
+    def write_and_validate(contents: Mapping, *args, **kwargs) -> None:
+        real(contents, *args, **kwargs)
+        for path in contents:
+            if Path(path).suffix != ".xml":
+                continue
+            errors = [str(p) for p in irtool.validate(path) if p.severity == "error"]
+            with lock:
+                saved.append(Path(path))
+                if errors:
+                    failures.append(f"{path}: {len(errors)} error(s), first: {errors[0]}")
+
+    monkeypatch.setattr(xml_writer, "write_files", write_and_validate)
+    yield saved
+    if failures:
+        pytest.fail("irtool saved IR that irtool validate rejects:\n" + "\n".join(failures),
+                    pytrace=False)
