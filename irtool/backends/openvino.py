@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import BackendError, IRToolError
 from ..feeds import input_mismatch
 from ..ir import Model, read_model, write_model
-from ..ir.types import ELEMENT_TYPES, ElementType
+from ..ir.types import ELEMENT_TYPES, ElementType, from_raw_bits
 
 PathLike = str | os.PathLike
 
@@ -199,6 +199,8 @@ def _checked(port: Any, value: np.ndarray, name: str, where: str | None) -> Any:
     if et.is_dynamic():
         return value
     ours = _raw_bits_type(et)
+    if ours is not None:
+        value = from_raw_bits(value, ours)  # bf16/f8 as npz stores them: |V2, |V1
     if ours is not None and value.dtype == ours.dtype:
         # numpy has no such type: hand OpenVINO the bits in a tensor of its own type.
         return _to_bits(et, ours, value)

@@ -2,8 +2,9 @@
 
 The table follows ``ov::element::Type``. Types numpy cannot hold natively
 (bf16, the f8 and f4 families, 4-bit integers) map to ``ml_dtypes`` when it is
-installed (onnx depends on it); u1/u2/u3/u6/nf4 have no numpy dtype at all and
-stay opaque bytes.
+installed (a dependency of irtool); u1/u2/u3/u6/nf4 have no numpy dtype at all: a
+Const of u1/u2 unpacks to one uint8 per element, nf4 to the float32 values of its codes
+(``unpack``), and u3/u6 are not unpacked.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ _TABLE = [
     ElementType("i16", "I16", 16, "int", np.dtype(np.int16)),
     ElementType("i32", "I32", 32, "int", np.dtype(np.int32)),
     ElementType("i64", "I64", 64, "int", np.dtype(np.int64)),
-    ElementType("u1", "U1", 1, "uint", None),
+    ElementType("u1", "BIN", 1, "uint", None),  # OpenVINO writes u1 ports as BIN
     ElementType("u2", "U2", 2, "uint", None),
     ElementType("u3", "U3", 3, "uint", None),
     ElementType("u4", "U4", 4, "uint", _ml("uint4")),
@@ -92,7 +93,6 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in _TABLE}
 _ALIASES = {
     "undefined": "dynamic",
     "UNSPECIFIED": "dynamic",
-    "BIN": "u1",
     "bool": "boolean",
     "FP8E4M3": "f8e4m3",
     "FP8E5M2": "f8e5m2",
@@ -130,10 +130,32 @@ def from_numpy(dtype: np.dtype | type) -> ElementType:
     raise KeyError(f"no OpenVINO element type for numpy dtype {dt}")
 
 
-def unpack(data: bytes, et: ElementType, count: int) -> np.ndarray:
-    """Unpack ``count`` sub-byte elements (u1, u2, u4, i4, nf4...) to one uint8/int8 each.
+def from_raw_bits(value: np.ndarray, et: ElementType) -> np.ndarray:
+    """``value`` read as ``et`` when it holds raw bits of ``et``'s width: numpy's ``.npz``
+    stores bf16 and the f8 types (ml_dtypes) as ``|V2`` / ``|V1`` entries, which a model
+    that declares bf16 or f8 takes as its own type. Anything else comes back unchanged."""
+    if (value.dtype.kind == "V" and value.dtype.names is None and et.dtype is not None
+            and et.bitwidth >= 8 and value.dtype.itemsize == et.dtype.itemsize
+            and et.kind == "float" and et.dtype.type.__module__ != "numpy"):
+        return value.view(et.dtype)
+    return value
 
-    OpenVINO packs u1 most significant bit first and 4-bit types low nibble first.
+
+# The 16 values of OpenVINO's nf4 codes (NormalFloat4 of QLoRA; ov::ConvertNF4's table).
+NF4_VALUES = np.array([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0], dtype=np.float32)
+
+
+def unpack(data: bytes, et: ElementType, count: int) -> np.ndarray:
+    """Unpack ``count`` sub-byte elements (u1, u2, u4, i4, nf4, f4e2m1...), one per byte.
+
+    OpenVINO packs u1 most significant bit first, u2 and the 4-bit types low bits first.
+    Integers come out as uint8/int8; f4e2m1 as ml_dtypes' ``float4_e2m1fn`` (one byte
+    each); nf4 as the float32 values its codes stand for (numpy has no nf4 type, and
+    Convert, the one operation that reads nf4, gives those values).
     """
     raw = np.frombuffer(data, dtype=np.uint8)
     if et.bitwidth == 1:
@@ -143,6 +165,10 @@ def unpack(data: bytes, et: ElementType, count: int) -> np.ndarray:
         out[0::2] = raw & 0x0F
         out[1::2] = raw >> 4
         out = out[:count]
+        if et.name == "nf4":
+            return NF4_VALUES[out]
+        if et.name == "f4e2m1" and et.dtype is not None:
+            return out.view(et.dtype)
         if et.kind == "int":
             return ((out.astype(np.int8) ^ 8) - 8).astype(np.int8)
         return out

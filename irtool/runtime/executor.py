@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ExecutionError, IRToolError
 from ..feeds import input_mismatch
 from ..ir.graph import Model
+from ..ir.types import from_raw_bits
 from ..validation import check_model
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
@@ -78,6 +79,8 @@ class Executor:
     def _check_input(self, parameter: Any, value: np.ndarray, name: str) -> np.ndarray:
         et = parameter.element_type
         shape = parameter.shape
+        if et is not None and et.dtype is not None and value.dtype != et.dtype:
+            value = from_raw_bits(value, et)  # bf16/f8 as npz stores them: |V2, |V1
         if et is not None and et.dtype is not None and value.dtype != et.dtype:
             if et.kind == "string" and value.dtype.kind in ("U", "S", "O"):
                 value = value.astype(object)

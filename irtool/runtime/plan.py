@@ -25,6 +25,7 @@ from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import Kernel, make_op
 from .declared import Verifier
+from .decompression import exact_source, fold
 from .fastpath import Inline, inline_for, specialise
 
 
@@ -438,6 +439,10 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
     slot_of: dict[tuple[int, int], int] = {}
     steps: list[Step] = []
     constants: dict[int, np.ndarray] = {}
+    # Exact f32 values of constants in weight decompression chains (see decompression), and
+    # the slots that come out of such a chain.
+    exact: dict[int, np.ndarray] = {}
+    chained: set[int] = set()
     parameters = graph.parameters()
     results = graph.results()
     sources = graph.sources()
@@ -483,11 +488,24 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                 value = layer.const_value()
             except (ValueError, KeyError) as err:
                 raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
-            constants[new_slot(layer.id, one_port(layer, layer.outputs))] = value
+            slot = new_slot(layer.id, one_port(layer, layer.outputs))
+            constants[slot] = value
+            shadow = exact_source(layer, value)
+            if shadow is not None:
+                exact[slot] = shadow
             continue
         ins = input_slots(layer)
         outs = tuple(new_slot(layer.id, p.id) for p in layer.outputs)
         consts = [constants.get(slot) for slot in ins]
+        if len(outs) == 1 and any(slot in exact for slot in ins):
+            folded = _fold(layer, scope, consts, [exact.get(slot) for slot in ins],
+                           [slot in chained for slot in ins])
+            if folded is not None:
+                constants[outs[0]], shadow = folded
+                if shadow is not None:
+                    exact[outs[0]] = shadow
+                    chained.add(outs[0])
+                continue
         kernel, inline = _kernel(layer, scope, options, consts, generated)
         steps.append(Step(layer, kernel, ins, outs, inline))
 
@@ -501,6 +519,18 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
                 output_slot_list, input_names, output_names, scope, options.check_declared)
+
+
+def _fold(layer: Layer, scope: str, consts: list[np.ndarray | None],
+          exact: list[np.ndarray | None],
+          chained: list[bool]) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """``decompression.fold`` for ``layer``; None (a normal step) when its op cannot be
+    made or computing it fails: the step then reports that at run time, naming the layer."""
+    try:
+        op = make_op(layer.type, layer.version, layer.attrs)
+        return fold(layer, op, consts, exact, chained)
+    except (KeyError, ValueError, TypeError, IndexError, IRToolError):
+        return None
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarray | None],

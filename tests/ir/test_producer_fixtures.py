@@ -36,26 +36,7 @@ BY_NAME = {ir.name: ir for ir in IRS}
 # not equal to it (issue 9 asks irtool to follow the formula).
 ATOL = {"cnn_int8_fq": 2e-3}
 
-_LAYER_RT_INFO_FIRST = "element <data> != <rt_info>"
-
 KNOWN_GAPS: dict[str, str] = {
-    # Layer-level <rt_info> moved before <data>.
-    **{f"round_trip/{name}": f"XML: line {line} vs {line}: net/layers/layer[id={layer}]/data: "
-                             f"{_LAYER_RT_INFO_FIRST}"
-       for name, line, layer in [("cnn_torch", 27, 2), ("cnn_ovc_pt2", 27, 2),
-                                 ("cnn_ovc_onnx", 27, 2), ("linear_f8e4m3_input", 38, 3),
-                                 ("llama_nncf_mxfp4", 46, 5)]},
-    # Edges leaving one port written in another order.
-    "round_trip/gpt2_stateless": "XML: line 2561 vs 2561: net/edges/edge: attribute "
-                                 "'to-layer' '68' != '66'",
-    "round_trip/llama_nncf_int8": "XML: line 7176 vs 7176: net/edges/edge: attribute "
-                                  "'to-layer' '190' != '188'",
-    "round_trip/llama_nncf_int4_g16": "XML: line 7046 vs 7046: net/edges/edge: attribute "
-                                      "'to-layer' '187' != '185'",
-    "round_trip/llama_nncf_nf4": "XML: line 7046 vs 7046: net/edges/edge: attribute "
-                                 "'to-layer' '187' != '185'",
-    "round_trip/detokenizer": "XML: line 181 vs 181: net/edges/edge: attribute 'from-port' "
-                              "'9' != '8'",
     # Stateful decoders run as sessions now; the weight-compressed ones differ from
     # OpenVINO in their decompressed weights (low-precision types, issue 9 item 3).
     **{f"runtime/{name}": f"step {step} logits: {message}" for name, step, message in [
@@ -73,11 +54,6 @@ KNOWN_GAPS: dict[str, str] = {
                            "supported by the irtool runtime",
     "runtime/cnn_v10": "step 0: outputs ['Result_3802'] != ['aten::softmax/Softmax'] (an IR v10 "
                        "output is named after the layer feeding its Result, as OpenVINO names it)",
-    # The CLI reads npz entries of raw bits as their bytes, not as the declared type.
-    "cli_raw_inputs/mlp_bf16": "mlp_bf16.xml: input 'x' has dtype |V2, the model wants bf16 "
-                               "(bfloat16)",
-    "cli_raw_inputs/linear_f8e4m3_input": "linear_f8e4m3_input.xml: input 'x' has dtype |V1, "
-                                          "the model wants f8e4m3 (float8_e4m3fn)",
 }
 
 
@@ -158,7 +134,9 @@ def test_cli_reads_raw_bit_inputs_as_declared(ir: ProducerIR, tmp_path: Path) ->
                            str(ir.feed_files()[0]), "-o", str(out)],
                           capture_output=True, text=True, env={**os.environ, "IRTOOL_DEBUG": ""})
     assert done.returncode == 0, done.stderr.strip()
-    declared = {o["name"]: o["element_type"] for o in ir.entry["outputs"]}
+    with np.load(out) as data:  # outputs in the model's order; some have no tensor name
+        names = list(data.files)
+    declared = {name: o["element_type"] for name, o in zip(names, ir.entry["outputs"])}
     outputs = read_feed(out, {n: t for n, t in declared.items() if t in ("bf16", "f8e4m3")})
     assert steps_difference([outputs], openvino_steps(ir)) is None
 

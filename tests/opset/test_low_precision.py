@@ -1,0 +1,172 @@
+"""Low-precision weights and types against OpenVINO: constants of every packed or 8/16-bit
+float type, the decompression subgraphs NNCF writes, and Convert to those types.
+
+Every model is built with OpenVINO's Python API and saved with ``ov.save_model``, so the
+.bin holds the bytes OpenVINO packs; the expected values are OpenVINO's CPU plugin's (f32
+inference precision), run on the same file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+import irtool
+from irtool.ir import round_trip_difference
+
+CPU = {"INFERENCE_PRECISION_HINT": "f32"}
+N, GROUPS, GROUP_SIZE = 8, 4, 16
+
+
+def _openvino(xml: Path, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    request = ov.Core().compile_model(str(xml), "CPU", CPU).create_infer_request()
+    request.infer(feed)
+    return [np.asarray(request.get_output_tensor(i).data).copy()
+            for i in range(len(request.model_outputs))]
+
+
+def _irtool(xml: Path, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return list(irtool.run(xml, feed).values())
+
+
+def _save(model: ov.Model, path: Path) -> Path:
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
+
+
+def _weights(type_name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Values for a Const of ``type_name``: its integer range, or floats OpenVINO rounds."""
+    if type_name in ("u4", "u8"):
+        return rng.integers(0, 16 if type_name == "u4" else 256, size=shape).astype(np.float32)
+    if type_name in ("i4", "i8"):
+        return rng.integers(-8, 8, size=shape).astype(np.float32)
+    if type_name == "f8e8m0":  # powers of two away from the subnormal 2^-127
+        return (2.0 ** rng.integers(-20, 20, size=shape)).astype(np.float32)
+    return (rng.standard_normal(shape) * 2).astype(np.float32)
+
+
+LOW_TYPES = ["u4", "i4", "nf4", "f4e2m1", "f8e4m3", "f8e5m2", "f8e8m0", "bf16", "f16", "u8",
+             "i8", "u2", "u1"]
+
+
+@pytest.mark.parametrize("type_name", LOW_TYPES)
+def test_constant_of_low_precision_type(type_name: str, tmp_path: Path) -> None:
+    """Const(type) -> Convert(f32) * x: irtool unpacks the bytes OpenVINO packed (u1 most
+    significant bit first, 2- and 4-bit types low bits first, nf4 through its table) to
+    exactly OpenVINO's values, and load + save keeps the .bin byte for byte."""
+    rng = np.random.default_rng(7)
+    shape = (4, 9)  # odd element count per row: packed types end mid-byte
+    if type_name == "u1":
+        values = rng.integers(0, 2, size=shape).astype(np.float32)
+    elif type_name == "u2":
+        values = rng.integers(0, 4, size=shape).astype(np.float32)
+    elif type_name == "nf4":  # every code, from -1 to 1
+        values = np.linspace(-1, 1, 36, dtype=np.float32).reshape(shape)
+    else:
+        values = _weights(type_name, shape, rng)
+    const = ops.constant(values, dtype=getattr(ov.Type, type_name))
+    x = ops.parameter(list(shape), ov.Type.f32, name="x")
+    decompressed = ops.convert(const, ov.Type.f32)
+    model = ov.Model([ops.multiply(decompressed, x), decompressed], [x], "low")
+    xml = _save(model, tmp_path / f"{type_name}.xml")
+    feed = {"x": rng.standard_normal(shape).astype(np.float32)}
+    expected = _openvino(xml, feed)
+    actual = _irtool(xml, feed)
+    for got, want in zip(actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    copy = tmp_path / "copy" / xml.name
+    irtool.save(irtool.load(xml), copy)
+    assert round_trip_difference(xml, copy) is None
+
+
+def _decompression_model(weight_type: str, zero_point: bool, scale_type: str,
+                         rng: np.random.Generator) -> ov.Model:
+    """A MatMul on group-wise compressed weights, the subgraph NNCF writes::
+
+        Const(w) -> Convert(f16) [- Convert(Const(zp))] * scale -> Reshape -> Convert(f32)
+    """
+    weight = ops.constant(_weights(weight_type, (N, GROUPS, GROUP_SIZE), rng),
+                          dtype=getattr(ov.Type, weight_type))
+    w = ops.convert(weight, ov.Type.f16)
+    if zero_point:
+        zp = ops.constant(_weights(weight_type, (N, GROUPS, 1), rng),
+                          dtype=getattr(ov.Type, weight_type))
+        w = ops.subtract(w, ops.convert(zp, ov.Type.f16))
+    if scale_type == "f8e8m0":  # mxfp4: power-of-two scales
+        scale = ops.convert(ops.constant(2.0 ** rng.integers(-6, 2, size=(N, GROUPS, 1)),
+                                         dtype=ov.Type.f8e8m0), ov.Type.f16)
+    else:
+        scale = ops.constant(rng.random((N, GROUPS, 1)) * 0.1 + 0.01, dtype=ov.Type.f16)
+    w = ops.multiply(w, scale)
+    w = ops.reshape(w, ops.constant(np.array([N, GROUPS * GROUP_SIZE], np.int64)), False)
+    w = ops.convert(w, ov.Type.f32)
+    x = ops.parameter([3, GROUPS * GROUP_SIZE], ov.Type.f32, name="x")
+    return ov.Model([ops.matmul(x, w, False, True), w], [x], "decompression")
+
+
+@pytest.mark.parametrize("weight_type, zero_point, scale_type", [
+    ("u8", True, "f16"),  # int8 asymmetric
+    ("i8", False, "f16"),  # int8 symmetric
+    ("u4", True, "f16"),  # int4 asymmetric, group-wise
+    ("i4", False, "f16"),  # int4 symmetric
+    ("nf4", False, "f16"),
+    ("f4e2m1", False, "f8e8m0"),  # mxfp4
+    ("f8e4m3", False, "f16"),
+    ("f8e5m2", False, "f16"),
+])
+def test_decompression_subgraph_equals_openvino(weight_type: str, zero_point: bool,
+                                                scale_type: str, tmp_path: Path) -> None:
+    """OpenVINO's CPU plugin computes ``(w - zp) * scale`` in f32 from the exact values,
+    not rounding each f16 step; irtool gives the same weights and MatMul bit for bit."""
+    rng = np.random.default_rng(3)
+    xml = _save(_decompression_model(weight_type, zero_point, scale_type, rng),
+                tmp_path / "decompression.xml")
+    feed = {"x": rng.standard_normal((3, GROUPS * GROUP_SIZE)).astype(np.float32)}
+    expected = _openvino(xml, feed)
+    actual = _irtool(xml, feed)
+    np.testing.assert_array_equal(actual[1], expected[1])  # the decompressed weights
+    np.testing.assert_allclose(actual[0], expected[0], rtol=1e-6, atol=1e-6)
+
+
+def _convert_to(type_name: str, tmp_path: Path, x: np.ndarray) -> tuple[np.ndarray, ...]:
+    p = ops.parameter([x.size], ov.Type.f32, name="x")
+    model = ov.Model([ops.convert(ops.convert(p, getattr(ov.Type, type_name)), ov.Type.f32)],
+                     [p], "convert")
+    xml = _save(model, tmp_path / f"convert_{type_name}.xml")
+    return _irtool(xml, {"x": x})[0], _openvino(xml, {"x": x})[0]
+
+
+SPECIAL = np.array([0, -0.0, 1, -1, 0.1, 3.3, 447, 449, 480, 500, 1e4, -1e4, 57344, 60000, 1e6,
+                    np.inf, -np.inf, np.nan, 1e-3, 1e-6, 1e-9, 5.5, 0.3, 0.75, 1.5, 3.0, 2.5,
+                    1.5 * 2.0**-127, 2.0**-127, 2.0**126 * 1.5, 2.0**127 * 1.5], dtype=np.float32)
+
+
+@pytest.mark.parametrize("type_name", ["f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4"])
+def test_convert_to_low_precision_rounds_as_openvino(type_name: str, tmp_path: Path) -> None:
+    """f32 -> type -> f32: rounding, saturation, NaN, infinities and subnormals as
+    OpenVINO's CPU plugin gives them (f8e8m0 rounds its exponent half to even and
+    saturates to 2^127; nf4 picks the nearest of its 16 values)."""
+    rng = np.random.default_rng(11)
+    spread = (np.sign(rng.standard_normal(2000))
+              * 2.0 ** rng.uniform(-30, 20, 2000)).astype(np.float32)
+    x = np.concatenate([SPECIAL, spread, rng.uniform(-1.2, 1.2, 500).astype(np.float32)])
+    actual, expected = _convert_to(type_name, tmp_path, x)
+    same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+    assert same.all(), list(zip(x[~same][:5], actual[~same][:5], expected[~same][:5]))
+
+
+def test_convert_to_f8e8m0_by_hand() -> None:
+    """The f8e8m0 rule, from the OCP MX format (a biased exponent, 2^(code-127)) and
+    OpenVINO's choices for what it cannot hold: values hand-computed."""
+    from irtool.opset.math_convert import to_f8e8m0_codes
+
+    x = np.array([1.0, 2.0, 0.5, 1.5, 3.0, 0.75, 1.7, 0.0, -4.0, np.inf, np.nan, 2.0**-127,
+                  1.6 * 2.0**-127, 3e38], dtype=np.float32)
+    # 1.5 = 2^0 * 1.5 ties to the even code 128 (2^1); 3.0 ties to 128 (2^1); 0.75 to 126.
+    assert to_f8e8m0_codes(x).tolist() == [127, 128, 126, 128, 128, 126, 128, 0, 0, 254, 255,
+                                           0, 1, 254]
