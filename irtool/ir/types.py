@@ -3,8 +3,8 @@
 The table follows ``ov::element::Type``. Types numpy cannot hold natively
 (bf16, the f8 and f4 families, 4-bit integers) map to ``ml_dtypes`` when it is
 installed (a dependency of irtool); u1/u2/u3/u6/nf4 have no numpy dtype at all: a
-Const of u1/u2 unpacks to one uint8 per element, nf4 to the float32 values of its codes
-(``unpack``), and u3/u6 are not unpacked.
+Const of u1/u2/u3/u6 unpacks to one uint8 per element, nf4 to the float32 values of its
+codes (``unpack``).
 """
 
 from __future__ import annotations
@@ -46,10 +46,17 @@ class ElementType:
         """Bytes that ``count`` packed elements take in a .bin."""
         if self.kind == "string":
             raise ValueError("string tensors have no fixed size")
+        if self.name in _GROUPED:  # whole groups of 3 bytes (see unpack)
+            group = _GROUPED[self.name]
+            return (count + group - 1) // group * 3
         return (count * self.bitwidth + 7) // 8
 
     def __str__(self) -> str:
         return self.name
+
+
+# u3 and u6 come in groups of 3 bytes: 8 u3 or 4 u6 elements each (see unpack).
+_GROUPED = {"u3": 8, "u6": 4}
 
 
 def _ml(name: str) -> np.dtype | None:
@@ -175,4 +182,18 @@ def unpack(data: bytes, et: ElementType, count: int) -> np.ndarray:
     if et.bitwidth == 2:
         shifts = np.array([0, 2, 4, 6], dtype=np.uint8)
         return ((raw[:, None] >> shifts) & 3).reshape(-1)[:count]
+    if et.name in _GROUPED:
+        # Per group of 3 bytes, most significant bits first: u3 keeps each element's two
+        # low bits in bytes 0-1 (4 a byte) and its high bit in byte 2 (8 a byte); u6 its
+        # four low bits in bytes 0-1 (2 a byte) and its two high bits in byte 2 (4 a byte).
+        groups = raw[:raw.size // 3 * 3].reshape(-1, 3)
+        if et.name == "u3":
+            low = (groups[:, :2, None] >> np.array([6, 4, 2, 0], np.uint8)) & 3
+            high = (groups[:, 2:, None] >> np.array([7, 6, 5, 4, 3, 2, 1, 0], np.uint8)) & 1
+            values = low.reshape(-1, 8) | (high.reshape(-1, 8) << 2)
+        else:
+            low = (groups[:, :2, None] >> np.array([4, 0], np.uint8)) & 15
+            high = (groups[:, 2:, None] >> np.array([6, 4, 2, 0], np.uint8)) & 3
+            values = low.reshape(-1, 4) | (high.reshape(-1, 4) << 4)
+        return values.reshape(-1)[:count].astype(np.uint8)
     raise ValueError(f"cannot unpack element type {et.name}")

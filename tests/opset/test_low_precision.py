@@ -50,20 +50,23 @@ def _weights(type_name: str, shape: tuple[int, ...], rng: np.random.Generator) -
 
 
 LOW_TYPES = ["u4", "i4", "nf4", "f4e2m1", "f8e4m3", "f8e5m2", "f8e8m0", "bf16", "f16", "u8",
-             "i8", "u2", "u1"]
+             "i8", "u6", "u3", "u2", "u1"]
 
 
 @pytest.mark.parametrize("type_name", LOW_TYPES)
 def test_constant_of_low_precision_type(type_name: str, tmp_path: Path) -> None:
     """Const(type) -> Convert(f32) * x: irtool unpacks the bytes OpenVINO packed (u1 most
-    significant bit first, 2- and 4-bit types low bits first, nf4 through its table) to
-    exactly OpenVINO's values, and load + save keeps the .bin byte for byte."""
+    significant bit first, 2- and 4-bit types low bits first, u3 and u6 split into low and
+    high bits, nf4 through its table) to
+    exactly OpenVINO's values, and load + save keeps the .bin byte for byte. u3 and u6 come
+    in groups of 3 bytes (8 or 4 elements): 36 u3 elements end mid-group."""
     rng = np.random.default_rng(7)
     shape = (4, 9)  # odd element count per row: packed types end mid-byte
     if type_name == "u1":
         values = rng.integers(0, 2, size=shape).astype(np.float32)
-    elif type_name == "u2":
-        values = rng.integers(0, 4, size=shape).astype(np.float32)
+    elif type_name in ("u2", "u3", "u6"):
+        bits = int(type_name[1])
+        values = rng.integers(0, 2**bits, size=shape).astype(np.float32)
     elif type_name == "nf4":  # every code, from -1 to 1
         values = np.linspace(-1, 1, 36, dtype=np.float32).reshape(shape)
     else:
@@ -170,3 +173,46 @@ def test_convert_to_f8e8m0_by_hand() -> None:
     # 1.5 = 2^0 * 1.5 ties to the even code 128 (2^1); 3.0 ties to 128 (2^1); 0.75 to 126.
     assert to_f8e8m0_codes(x).tolist() == [127, 128, 126, 128, 128, 126, 128, 0, 0, 254, 255,
                                            0, 1, 254]
+
+
+def test_raw_bits_inputs_on_both_backends(tmp_path: Path) -> None:
+    """A bf16 / f8e4m3 input given as the raw ``|V2`` / ``|V1`` entries an npz holds is
+    read as the declared type by irtool's runtime and by ``backend="openvino"``."""
+    import ml_dtypes
+
+    bf16 = ops.parameter([2, 3], ov.Type.bf16, name="b")
+    f8 = ops.parameter([2, 3], ov.Type.f8e4m3, name="f")
+    out = ops.add(ops.convert(bf16, ov.Type.f32), ops.convert(f8, ov.Type.f32))
+    xml = _save(ov.Model([out], [bf16, f8], "raw"), tmp_path / "raw.xml")
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((2, 3)).astype(ml_dtypes.bfloat16)
+    f = rng.standard_normal((2, 3)).astype(ml_dtypes.float8_e4m3fn)
+    expected = b.astype(np.float32) + f.astype(np.float32)  # by hand: both exact in f32
+    raw = {"b": b.view("V2"), "f": f.view("V1")}
+    for backend in ("irtool", "openvino"):
+        got = next(iter(irtool.run(xml, raw, backend=backend).values()))
+        np.testing.assert_array_equal(got, expected, err_msg=backend)
+
+
+def test_unknown_element_type_is_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    x = ops.parameter([2], ov.Type.f32, name="x")
+    xml = _save(ov.Model([ops.multiply(x, ops.constant(np.ones(2, np.float32)))], [x], "m"),
+                tmp_path / "m.xml")
+    text = xml.read_text()
+    assert 'element_type="f32" shape="2"' in text
+    xml.write_text(text.replace('element_type="f32" shape="2"', 'element_type="f5e2m2" shape="2"'))
+    env = {**os.environ, "IRTOOL_DEBUG": ""}
+    done = subprocess.run([sys.executable, "-m", "irtool", "validate", str(xml)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    named = [line for line in done.stdout.splitlines() if "f5e2m2" in line]
+    assert len(named) == 1 and named[0].startswith(f"{xml}:") and "ELEMENT_TYPE" in named[0]
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(xml)],
+                          capture_output=True, text=True, env=env)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1
+    assert len(lines) == 1 and "f5e2m2" in lines[0] and f"{xml}:" in lines[0], lines
