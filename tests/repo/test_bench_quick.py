@@ -68,3 +68,17 @@ def test_scale_bench_runs_small() -> None:
     assert [(r[0], " ".join(r[1:3]) if r[1] == "ov" else r[1]) for r in rows] == [
         ("300", "ov read"), ("300", "validate"), ("300", "load"), ("300", "run")]
     assert "WRONG" not in proc.stdout
+
+
+def test_fake_quantize_bench_small() -> None:
+    """``bench/fake_quantize.py`` on a few inputs: both comparisons, logits and
+    probabilities, each with a top-1 agreement and finite differences."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "fake_quantize.py"),
+                           "--batch", "4", "--float"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("irtool vs")]
+    assert len(rows) == 4
+    for row in rows:
+        agree, diff = row.split()[-4], float(row.split()[-3])
+        assert agree.endswith("%") and 0 <= diff < 1
