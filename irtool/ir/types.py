@@ -139,11 +139,12 @@ def from_numpy(dtype: np.dtype | type) -> ElementType:
 
 def from_raw_bits(value: np.ndarray, et: ElementType) -> np.ndarray:
     """``value`` read as ``et`` when it holds raw bits of ``et``'s width: numpy's ``.npz``
-    stores bf16 and the f8 types (ml_dtypes) as ``|V2`` / ``|V1`` entries, which a model
-    that declares bf16 or f8 takes as its own type. Anything else comes back unchanged."""
+    stores the ml_dtypes types (bf16, the f8 types, f4e2m1, i4, u4: one element in 2 or 1
+    bytes) as ``|V2`` / ``|V1`` entries, which a model that declares that type takes as
+    its own. Anything else comes back unchanged."""
     if (value.dtype.kind == "V" and value.dtype.names is None and et.dtype is not None
-            and et.bitwidth >= 8 and value.dtype.itemsize == et.dtype.itemsize
-            and et.kind == "float" and et.dtype.type.__module__ != "numpy"):
+            and value.dtype.itemsize == et.dtype.itemsize
+            and et.dtype.type.__module__ == "ml_dtypes"):
         return value.view(et.dtype)
     return value
 

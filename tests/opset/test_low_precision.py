@@ -176,19 +176,23 @@ def test_convert_to_f8e8m0_by_hand() -> None:
 
 
 def test_raw_bits_inputs_on_both_backends(tmp_path: Path) -> None:
-    """A bf16 / f8e4m3 input given as the raw ``|V2`` / ``|V1`` entries an npz holds is
+    """A bf16 / f8e4m3 / i4 input given as the raw ``|V2`` / ``|V1`` entries an npz holds is
     read as the declared type by irtool's runtime and by ``backend="openvino"``."""
     import ml_dtypes
 
     bf16 = ops.parameter([2, 3], ov.Type.bf16, name="b")
     f8 = ops.parameter([2, 3], ov.Type.f8e4m3, name="f")
-    out = ops.add(ops.convert(bf16, ov.Type.f32), ops.convert(f8, ov.Type.f32))
-    xml = _save(ov.Model([out], [bf16, f8], "raw"), tmp_path / "raw.xml")
+    i4 = ops.parameter([2, 3], ov.Type.i4, name="i")
+    out = ops.add(ops.add(ops.convert(bf16, ov.Type.f32), ops.convert(f8, ov.Type.f32)),
+                  ops.convert(i4, ov.Type.f32))
+    xml = _save(ov.Model([out], [bf16, f8, i4], "raw"), tmp_path / "raw.xml")
     rng = np.random.default_rng(2)
     b = rng.standard_normal((2, 3)).astype(ml_dtypes.bfloat16)
     f = rng.standard_normal((2, 3)).astype(ml_dtypes.float8_e4m3fn)
-    expected = b.astype(np.float32) + f.astype(np.float32)  # by hand: both exact in f32
-    raw = {"b": b.view("V2"), "f": f.view("V1")}
+    i = rng.integers(-8, 8, (2, 3)).astype(ml_dtypes.int4)
+    # by hand: each exact in f32
+    expected = b.astype(np.float32) + f.astype(np.float32) + i.astype(np.float32)
+    raw = {"b": b.view("V2"), "f": f.view("V1"), "i": i.view("V1")}
     for backend in ("irtool", "openvino"):
         got = next(iter(irtool.run(xml, raw, backend=backend).values()))
         np.testing.assert_array_equal(got, expected, err_msg=backend)
