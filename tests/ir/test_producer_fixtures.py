@@ -37,18 +37,10 @@ BY_NAME = {ir.name: ir for ir in IRS}
 ATOL = {"cnn_int8_fq": 2e-3}
 
 KNOWN_GAPS: dict[str, str] = {
-    # Stateful decoders run as sessions now; the weight-compressed ones differ from
-    # OpenVINO in their decompressed weights (low-precision types, issue 9 item 3).
-    **{f"runtime/{name}": f"step {step} logits: {message}" for name, step, message in [
-        ("llama_nncf_int8", 0, "8 of 640 values differ, max abs diff 0.000141"),
-        ("llama_nncf_int4_g16", 3, "1 of 128 values differ, max abs diff 0.000101"),
-        ("llama_nncf_nf4", 0, "639 of 640 values differ, max abs diff 0.396"),
-        ("llama_nncf_mxfp4", 0, "640 of 640 values differ, max abs diff 0.484"),
-        ("llama_nncf_fp8", 0, "6 of 640 values differ, max abs diff 0.000146")]},
-    # openvino-tokenizers' extension ops, and the string ops they feed, have no kernel.
-    "runtime/tokenizer": 'tokenizer.xml: layer 4 "StringTensorUnpack_906341" '
-                         "(StringTensorUnpack-opset15): operation StringTensorUnpack-opset15 is "
-                         "not supported by the irtool runtime",
+    # openvino-tokenizers' extension ops have no kernel (the string ops before them run).
+    "runtime/tokenizer": 'tokenizer.xml: layer 17 "SpecialTokensSplit_906418" '
+                         "(SpecialTokensSplit-extension): operation SpecialTokensSplit-extension "
+                         "is not supported by the irtool runtime",
     "runtime/detokenizer": 'detokenizer.xml: layer 6 "VocabDecoder_906485" '
                            "(VocabDecoder-extension): operation VocabDecoder-extension is not "
                            "supported by the irtool runtime",
