@@ -1,0 +1,359 @@
+"""Mutation testing of irtool's semantic core with mutmut 3 -> docs/mutation.md.
+
+    pip install -e '.[mutation]'
+    nice -n 10 python bench/mutation.py [--module NAME ...] [--workers 2]
+    python bench/mutation.py --report      # rewrite docs/mutation.md from the runs so far
+
+Each module of ``MODULES`` is mutated on its own, against the test files that exercise it
+(and mutmut runs, for each mutant, only those of them that reach the mutated function).
+A run happens in a scratch copy of the repository, ``mutation-runs/<module>/`` (git-ignored),
+whose ``[tool.mutmut]`` names that one module and those tests; mutmut writes its
+``mutants/`` there, and this script keeps the result in ``mutation-runs/<module>.json``.
+
+The report lists, per module, the mutants and what became of them, the score (killed and
+timed out over all mutants), and every mutant that no test killed: each with its diff and
+either the test that now kills it (re-run the module to see it killed) or, for an
+equivalent mutant, why no test can tell it from the original (``EXPLAINED`` in
+``bench/mutation_explained.py``, keyed by mutant name and checked against the diff).
+Modules never run are listed as such. Exit status 1 when a survivor is unexplained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = REPO / "mutation-runs"
+DOC = REPO / "docs" / "mutation.md"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mutation_explained import EXPLAINED  # noqa: E402
+
+RUNTIME_TESTS = ("tests/runtime/test_iteration_helpers.py",
+                 "tests/runtime/test_runtime_control_flow.py",
+                 "tests/runtime/test_loop_semantics.py",
+                 "tests/runtime/test_runtime_loopgen.py",
+                 "tests/runtime/test_runtime_declared.py")
+CONVERT_TESTS = ("tests/onnx/test_convert_loop.py", "tests/onnx/test_convert_scan.py",
+                 "tests/onnx/test_convert_if.py", "tests/onnx/test_convert_slice_inputs.py",
+                 "tests/onnx/test_convert_sequences.py")
+VALIDATE_TESTS = ("tests/validate/test_validate_rules.py", "tests/validate/test_validate.py")
+IR_TESTS = ("tests/ir/test_ir_core.py", "tests/ir/test_files.py", "tests/ir/test_builder.py",
+            "tests/ir/test_canonical.py", "tests/ir/test_producer_fixtures.py")
+
+
+@dataclass(frozen=True)
+class Module:
+    """A module to mutate and the test files that exercise it."""
+
+    path: str
+    tests: tuple[str, ...]
+
+    @property
+    def slug(self) -> str:
+        return self.path.removeprefix("irtool/").removesuffix(".py").replace("/", ".")
+
+
+# In the order the issue lists them; a partial run covers a prefix.
+MODULES = (
+    Module("irtool/runtime/control_flow.py", RUNTIME_TESTS),
+    Module("irtool/runtime/loopgen.py", RUNTIME_TESTS),
+    Module("irtool/runtime/iteration.py", RUNTIME_TESTS),
+    Module("irtool/onnx/control_flow.py", CONVERT_TESTS),
+    Module("irtool/onnx/passes/slice_inputs.py", CONVERT_TESTS),
+    Module("irtool/validation/control_flow.py", VALIDATE_TESTS),
+    Module("irtool/validation/structure.py", VALIDATE_TESTS),
+    Module("irtool/ir/xml_reader.py", IR_TESTS),
+    Module("irtool/ir/xml_writer.py", IR_TESTS),
+)
+
+# mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code.
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests",
+          34: "skipped", 36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout",
+          255: "timeout", -11: "segfault", -9: "segfault", None: "not checked"}
+NOT_KILLED = ("survived", "no tests", "suspicious", "not checked", "skipped")
+COLUMNS = ("killed", "timeout", "segfault", "survived", "no tests", "suspicious",
+           "not checked", "skipped")
+
+
+def _config(module: Module) -> str:
+    """The ``[tool.mutmut]`` table of one module's scratch copy."""
+    tests = ", ".join(json.dumps(t) for t in module.tests)
+    return ("[tool.mutmut]\n"
+            'source_paths = ["irtool"]\n'
+            f"only_mutate = [{json.dumps(module.path)}]\n"
+            'also_copy = ["schemas", "samples"]\n'
+            'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+            f"pytest_add_cli_args_test_selection = [{tests}]\n"
+            "use_git_change_detection = false\n")
+
+
+def _scratch(module: Module, suffix: str = "") -> Path:
+    """A fresh copy of the checked-in tree (plus uncommitted edits) for ``module``."""
+    work = RUNS / (module.slug + suffix)
+    if work.exists():
+        shutil.rmtree(work)
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    for name in filter(None, files):
+        source = REPO / name
+        if source.is_file():
+            target = work / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    pyproject = work / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    # Replace the repository's [tool.mutmut] table with this module's.
+    text = re.sub(r"\[tool\.mutmut\]\n.*?(?=\n\[)", _config(module).rstrip("\n"), text,
+                  flags=re.S)
+    pyproject.write_text(text, encoding="utf-8")
+    return work
+
+
+def _mutmut(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    mutmut = Path(sys.executable).with_name("mutmut")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("CI", None)  # the fast tests only: slow ones would dominate every mutant
+    return subprocess.run([str(mutmut), *args], cwd=work, capture_output=True, text=True,
+                          env=env)
+
+
+def run_module(module: Module, workers: int) -> dict:
+    """Mutate ``module`` in a scratch copy; its mutants' statuses and the diffs of those
+    no test killed."""
+    start = time.monotonic()
+    work = _scratch(module)
+    proc = _mutmut(work, "run", "--max-children", str(workers))
+    meta = work / "mutants" / f"{module.path}.meta"
+    if not meta.exists():
+        raise SystemExit(f"mutmut run failed for {module.path}:\n{proc.stdout[-3000:]}\n"
+                         f"{proc.stderr[-3000:]}")
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    statuses = {name: STATUS.get(code, "suspicious") for name, code in codes.items()}
+    diffs = {}
+    for name, status in statuses.items():
+        if status in NOT_KILLED:
+            shown = _mutmut(work, "show", name).stdout
+            diffs[name] = "\n".join(shown.splitlines()[1:]).strip()
+    result = {"module": module.path, "tests": list(module.tests), "statuses": statuses,
+              "diffs": diffs, "seconds": round(time.monotonic() - start),
+              "commit": _commit(), "versions": _versions()}
+    RUNS.mkdir(exist_ok=True)
+    (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    shutil.rmtree(work)
+    return result
+
+
+def apply_diff(source: str, diff: str) -> str | None:
+    """``source`` with the mutant of ``diff`` (mutmut's unified diff of one function)
+    applied, or None when its lines are not found exactly once."""
+    old, new = [], []
+    for line in _trim(diff):
+        if line.startswith("@@"):
+            continue
+        tag, text = line[:1], line[1:]
+        if tag in (" ", "-"):
+            old.append(text)
+        if tag in (" ", "+"):
+            new.append(text)
+    for indent in ("", "    ", "        "):  # methods come dedented from their class
+        before = "\n".join(indent + t if t else t for t in old)
+        if source.count(before) == 1:
+            return source.replace(before, "\n".join(indent + t if t else t for t in new))
+    return None
+
+
+def recheck(module: Module, result: dict) -> dict[str, str]:
+    """Each mutant of ``result`` that no test caught, applied to a copy of today's tree
+    and run against the module's tests (they may have grown since): ``{mutant: the first
+    test that fails}`` for those now killed."""
+    work = _scratch(module, ".recheck")
+    target = work / module.path
+    original = target.read_text(encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(work),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("CI", None)
+    killed = dict(result.get("killed_now", {}))  # a recheck adds to the one before
+    for name, diff in sorted(result["diffs"].items(), key=lambda kv: _mutant_order(kv[0])):
+        if name in killed or explanation(name, diff) is not None:
+            continue
+        mutated = apply_diff(original, diff)
+        if mutated is None:
+            print(f"  {name}: cannot apply its diff", flush=True)
+            continue
+        target.write_text(mutated, encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                               "no:cacheprovider", *module.tests], cwd=work,
+                              capture_output=True, text=True, env=env)
+        failed = re.search(r"^FAILED (\S+)", proc.stdout, re.M)
+        if proc.returncode == 1 and failed:
+            killed[name] = failed.group(1)
+        print(f"  {name}: {killed.get(name, 'survives')}", flush=True)
+    target.write_text(original, encoding="utf-8")
+    shutil.rmtree(work)
+    return killed
+
+
+def _commit() -> str:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "irtool", "tests"], cwd=REPO,
+                           capture_output=True, text=True).stdout.strip()
+    return head + ("+edits" if dirty else "")
+
+
+def _versions() -> str:
+    return ", ".join(f"{p} {metadata.version(p)}" for p in ("mutmut", "pytest", "numpy",
+                                                         "onnx", "openvino"))
+
+
+def explanation(name: str, diff: str) -> str | None:
+    """Why the surviving mutant ``name`` is equivalent, when EXPLAINED says so and the
+    mutated line it names is still in the diff (else the note is stale)."""
+    note = EXPLAINED.get(name)
+    if note is None:
+        return None
+    changed = [line[1:].strip() for line in diff.splitlines()
+               if line.startswith("+") and not line.startswith("+++")]
+    if not any(note.line in line for line in changed):
+        return None
+    return note.why
+
+
+def report(results: dict[str, dict]) -> tuple[str, int]:
+    """docs/mutation.md's text, and how many survivors are unexplained."""
+    lines = [
+        "# Mutation testing of the semantic core",
+        "",
+        "Generated by `nice -n 10 python bench/mutation.py` (mutmut 3, the `mutation` extra; "
+        "not run in CI: too slow); do not edit by hand. Each module is mutated on its own "
+        "against the test files listed with it, and mutmut runs for each mutant only those "
+        "tests that reach the mutated function. A mutant is *killed* when a test fails, "
+        "*timeout* when the tests run past mutmut's limit (an endless loop, counted as "
+        "caught), *survived* when they all pass, *no tests* when none of the listed tests "
+        "reaches the function. Score = (killed + timeout) / mutants.",
+        "",
+        "Every mutant not caught is listed below with its diff and either the test that now "
+        "kills it (added after the run; re-running the module shows it killed) or why it is "
+        "equivalent (no input can tell it from the original); the notes are in "
+        "`bench/mutation_explained.py`.",
+        "",
+        "## Score per module",
+        "",
+        "| module | mutants | " + " | ".join(COLUMNS) +
+        " | score | not caught, killed since | minutes | commit |",
+        "|---|---:|" + "---:|" * len(COLUMNS) + "---:|---:|---:|---|",
+    ]
+    unexplained = 0
+    sections = []
+    for module in MODULES:
+        result = results.get(module.path)
+        if result is None:
+            lines.append(f"| `{module.path}` | not run |" + " |" * (len(COLUMNS) + 4))
+            continue
+        statuses = result["statuses"]
+        counts = {c: sum(1 for s in statuses.values() if s == c) for c in COLUMNS}
+        total = len(statuses)
+        caught = counts["killed"] + counts["timeout"] + counts["segfault"]
+        score = f"{100 * caught / total:.1f}%" if total else "-"
+        lines.append(f"| `{module.path}` | {total} | " +
+                     " | ".join(str(counts[c]) for c in COLUMNS) +
+                     f" | {score} | {len(result.get('killed_now', {}))} of "
+                     f"{len(result['diffs'])} | {result['seconds'] / 60:.0f} | "
+                     f"{result['commit']} |")
+        body = [f"### `{module.path}`", "",
+                "Tests: " + ", ".join(f"`{t}`" for t in result["tests"]) + ".", ""]
+        survivors = sorted(result["diffs"], key=_mutant_order)
+        if not survivors:
+            body.append("Every mutant caught.")
+        for name in survivors:
+            diff = result["diffs"][name]
+            why = explanation(name, diff)
+            status = statuses[name]
+            killer = result.get("killed_now", {}).get(name)
+            if killer is not None:
+                why = f"killed now by `{killer}` (the mutant re-applied to today's tree)"
+            if why is None:
+                unexplained += 1
+                why = "**UNEXPLAINED**: no test kills it and no note says why it is equivalent."
+            body += [f"- `{name}` ({status}): {why}", "", "  ```diff",
+                     *[f"  {line}" for line in _trim(diff)], "  ```", ""]
+        sections += [*body, ""]
+    run = [r for r in results.values()]
+    versions = sorted({r["versions"] for r in run})
+    lines += ["", "Installed: " + "; ".join(versions) + "." if versions else "", "",
+              "## Mutants not caught", "", *sections]
+    return "\n".join(lines).rstrip() + "\n", unexplained
+
+
+def _mutant_order(name: str) -> tuple[str, int]:
+    base, _, number = name.rpartition("__mutmut_")
+    return base, int(number) if number.isdigit() else 0
+
+
+def _trim(diff: str) -> list[str]:
+    """The hunk lines of a unified diff, without its file header."""
+    return [line for line in diff.splitlines() if not line.startswith(("---", "+++"))]
+
+
+def load_results() -> dict[str, dict]:
+    results = {}
+    for module in MODULES:
+        path = RUNS / f"{module.slug}.json"
+        if path.exists():
+            results[module.path] = json.loads(path.read_text(encoding="utf-8"))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--module", action="append", default=[],
+                        help="a module path or slug (e.g. runtime.iteration); repeatable; "
+                             "default: all, in order")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--recheck", action="store_true",
+                        help="re-apply each stored survivor to today's tree and run the "
+                             "module's tests (after adding tests that kill survivors)")
+    parser.add_argument("--report", action="store_true",
+                        help="only rewrite docs/mutation.md from the runs so far")
+    args = parser.parse_args(argv)
+    known = {m.path: m for m in MODULES} | {m.slug: m for m in MODULES}
+    unknown = [m for m in args.module if m not in known]
+    if unknown:
+        parser.error(f"unknown module {unknown[0]}; one of: "
+                     + ", ".join(m.slug for m in MODULES))
+    chosen = [known[m] for m in args.module] or list(MODULES)
+    if args.recheck:
+        stored = load_results()
+        for module in chosen:
+            if module.path in stored:
+                result = stored[module.path]
+                result["killed_now"] = recheck(module, result)
+                result["rechecked"] = _commit()
+                (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1),
+                                                          encoding="utf-8")
+    elif not args.report:
+        for module in chosen:
+            result = run_module(module, args.workers)
+            statuses = result["statuses"]
+            caught = sum(1 for s in statuses.values() if s in ("killed", "timeout", "segfault"))
+            print(f"{module.path}: {caught} of {len(statuses)} caught, "
+                  f"{len(result['diffs'])} not, in {result['seconds']} s", flush=True)
+    text, unexplained = report(load_results())
+    DOC.write_text(text, encoding="utf-8")
+    print(f"wrote {DOC.relative_to(REPO)}; {unexplained} unexplained survivors")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
