@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutation_explained import EXPLAINED  # noqa: E402
 
 RUNTIME_TESTS = ("tests/runtime/test_iteration_helpers.py",
+                 "tests/runtime/test_control_flow_errors.py",
+                 "tests/runtime/test_control_flow_kernels.py",
                  "tests/runtime/test_runtime_control_flow.py",
                  "tests/runtime/test_loop_semantics.py",
                  "tests/runtime/test_runtime_loopgen.py",

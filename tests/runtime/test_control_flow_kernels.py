@@ -1,0 +1,97 @@
+"""The Loop / TensorIterator kernels of ``irtool/runtime/control_flow.py`` where the other
+runtime tests do not reach: a TensorIterator without sliced inputs (its iteration count
+comes from a concatenated output's static dim, as in OpenVINO), run options reaching a
+loop nested in a TensorIterator body, and errors naming the nested layer by its full path.
+
+Expected values are written by hand; where OpenVINO runs the IR, it must agree too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.ir_builders import A0, F32, Net, check, finish, info, runaway_body, unsqueeze
+
+import irtool
+from irtool.errors import ExecutionError
+from irtool.runtime import Executor
+
+
+def counting_ti(concat_dims: tuple[int, ...], axis: int) -> irtool.Model:
+    """A TensorIterator without sliced inputs: acc += 1 per iteration; outputs acc and the
+    stacked accs, declared ``concat_dims`` along ``axis``."""
+    body = Net()
+    acc = body.param("acc_in", "f32", (2,))
+    nxt = body.op("Add", "opset1", [acc, body.const(np.ones(2, F32))],
+                  {"auto_broadcast": "numpy"}, shape=(2,))
+    r_acc = body.result(nxt)
+    r_scan = body.result(unsqueeze(body, nxt, axis))
+    net = Net()
+    ti = net.tensor_iterator(body, "counter")
+    ti.carried(net.param("a0", "f32", (2,)), acc, r_acc)
+    ti.output(r_acc, info("f32", (2,)), names=["acc"])
+    ti.output(r_scan, info("f32", concat_dims), names=["steps"], axis=axis)
+    return finish(net, ti)
+
+
+@pytest.mark.xfail(strict=True, reason="TensorIterator without sliced inputs: irtool takes "
+                   "the iteration count from a concatenated output's static dim, OpenVINO's "
+                   "CPU plugin runs the body once")
+@pytest.mark.parametrize("dims,axis", [((3, 2), 0), ((2, 4), 1)])
+def test_tensor_iterator_without_sliced_inputs_runs_once_like_openvino(
+        dims: tuple[int, ...], axis: int) -> None:
+    check(counting_ti(dims, axis), {"a0": A0},
+          {"acc": A0 + 1, "steps": np.expand_dims(A0 + 1, axis)})
+
+
+def test_tensor_iterator_without_sliced_inputs_or_static_concat_dim_runs_once() -> None:
+    check(counting_ti((-1, 2), 0), {"a0": A0}, {"acc": A0 + 1, "steps": (A0 + 1)[None, :]})
+
+
+def test_tensor_iterator_with_a_current_iteration_input_is_refused() -> None:
+    body = Net()
+    i = body.param("i", "i64", ())
+    r_i = body.result(i)
+    net = Net()
+    ti = net.tensor_iterator(body, "counter")
+    ti.invariant(net.param("n", "i64", ()), i)
+    ti.output(r_i, info("i64", ()), names=["n_out"])
+    model = finish(net, ti)
+    layer = model.graph.layers_of_type("TensorIterator")[0]
+    layer.port_maps["port_map"][0].purpose = "current_iteration"
+    with pytest.raises(ExecutionError) as info_:
+        Executor(model, check=False)
+    assert str(info_.value) == (f'layer {layer.id} "counter" (TensorIterator-opset1): a '
+                                "TensorIterator body cannot have a current_iteration input")
+
+
+def runaway_in_a_tensor_iterator() -> tuple[irtool.Model, int, int]:
+    """A TensorIterator over the 2 rows of X whose body runs ``runaway_body``'s endless
+    loop ("inner") on each row: the model, the TensorIterator's and the inner loop's ids."""
+    inner, acc, r_acc, r_keep = runaway_body()
+    body = Net()
+    row = body.param("row", "f32", (1, 1))
+    x = body.op("Squeeze", "opset1", [row, body.const(np.array([0, 1], np.int64))], shape=())
+    lp = body.loop(inner, "inner")
+    lp.trip_count(body.const(np.int64(-1)))
+    lp.condition(body.const(np.array(True)))
+    lp.carried(x, acc, r_acc)
+    lp.execution_condition(r_keep)
+    lp.output(r_acc, info("f32", ()), names=["y"])
+    inner_layer, (y,) = lp.build()
+    r_y = body.result(unsqueeze(body, y))
+    net = Net()
+    ti = net.tensor_iterator(body, "rows")
+    ti.sliced(net.param("X", "f32", (2, 1)), row, 0)
+    ti.output(r_y, info("f32", (2,)), names=["ys"], axis=0)
+    model = finish(net, ti)
+    return model, model.graph.layers_of_type("TensorIterator")[0].id, inner_layer.id
+
+
+def test_max_iterations_reaches_a_loop_inside_a_tensor_iterator() -> None:
+    model, ti, inner = runaway_in_a_tensor_iterator()
+    with pytest.raises(ExecutionError) as info_:
+        irtool.run(model, {"X": np.zeros((2, 1), F32)}, max_iterations=4)
+    assert str(info_.value) == (
+        f'layer {ti}/body/{inner} "inner" (Loop-opset5): loop stopped: it would run more '
+        f"than 4 iterations (max_iterations=4) (at iteration 0 of {ti})")
