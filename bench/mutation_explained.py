@@ -1,6 +1,6 @@
-"""Surviving mutants of bench/mutation.py that are equivalent: no input can tell them from
-the original. Keyed by mutmut's mutant name; ``line`` is a piece of the mutated line, so a
-note whose mutant changed (the code moved on) no longer applies and shows as unexplained."""
+"""Surviving mutants of bench/mutation.py that no test can kill, and why. Keyed by mutmut's
+mutant name; ``line`` is a piece of the mutant's changed line, so a note whose mutant
+changed (the code moved on) no longer applies and shows as unexplained."""
 
 from __future__ import annotations
 
@@ -12,4 +12,66 @@ class Note(NamedTuple):
     why: str  # why no test can kill it
 
 
-EXPLAINED: dict[str, Note] = {}
+_STRIDE_ZERO = ("equivalent: it differs only for stride 0, and a sliced input with stride 0 "
+                "is refused when the loop is compiled (control_flow._compile_iteration), so "
+                "no SlicedInput has stride 0")
+_STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when it provably "
+                   "equals Unsqueeze-then-Concat; this mutant only makes the shortcut be "
+                   "skipped (or tried and abandoned) for some axes, and the unfused path "
+                   "gives the identical array (test_stack_is_unsqueeze_then_concat checks "
+                   "both paths by hand on every axis pair)")
+_IT = "irtool.runtime.iteration."
+_CF = "irtool.runtime.control_flow."
+_CONSTANT_TRUE = ("equivalent: compile_loop drops a constant-true body condition so the "
+                  "generated loop need not check it; this mutant only keeps the check, which "
+                  "then passes on every iteration: same values, same errors")
+
+EXPLAINED: dict[str, Note] = {
+    _IT + "x_slice_bounds__mutmut_40": Note("if spec.stride >= 0 else (end, start)",
+                                            _STRIDE_ZERO),
+    _IT + "x_slice_bounds__mutmut_68": Note(
+        "if length > part and (length - part) % step:",
+        "equivalent: the two conditions differ only when length == part, where "
+        "(length - part) % step is 0 and neither raises"),
+    _IT + "x_slice_parts__mutmut_39": Note("if spec.stride >= 0 else rows[hi - 1::-step]",
+                                           _STRIDE_ZERO),
+    _IT + "x_slice_parts__mutmut_50": Note("first = lo if spec.stride >= 0", _STRIDE_ZERO),
+    _IT + "x_slice_parts__mutmut_57": Note("sign = 1 if spec.stride >= 0", _STRIDE_ZERO),
+    _IT + "x_concatenate__mutmut_21": Note(
+        "if (spec.axis < 0) and False else spec.axis",
+        "the line is gone: it showed that concatenate wrapped an axis below -rank around "
+        "once (axis -3 of rank-2 values concatenated along axis 1); concatenate now hands "
+        "the axis to numpy as is, which refuses it "
+        "(test_concatenate_along_an_axis_out_of_range_is_refused)"),
+    **{_IT + f"x_stack__mutmut_{n}": Note(line, _STACK_SHORTCUT) for n, line in (
+        (7, "if (fusion.axis < 0) and False else fusion.axis"),
+        (8, "if (fusion.axis < 0) or True else fusion.axis"),
+        (9, "axis = fusion.axis - rank"),
+        (10, "if fusion.axis <= 0 else fusion.axis"),
+        (11, "if fusion.axis < 1 else fusion.axis"),
+        (12, "cat = None"),
+        (13, "if (spec.axis < 0) and False else spec.axis"),
+        (14, "if (spec.axis < 0) or True else spec.axis"),
+        (15, "cat = spec.axis - rank"),
+        (16, "if spec.axis <= 0 else spec.axis"),
+        (17, "if spec.axis < 1 else spec.axis"),
+        (19, "if 1 <= axis < rank and axis == cat:"),
+        (20, "if 0 < axis < rank and axis == cat:"),
+        (21, "if 0 <= axis <= rank and axis == cat:"),
+    )},
+    **{_CF + f"x_compile_loop__mutmut_{n}": Note(line, _CONSTANT_TRUE) for n, line in (
+        (20, "slot = None"),
+        (21, "constant = None"),
+        (22, "constant = it.body.constants.get(None)"),
+        (30, "and bool(None):"),
+    )},
+    _CF + "x_compile_loop__mutmut_31": Note(
+        "and bool(constant.reshape(None)):",
+        "equivalent: reshape(None) leaves the one-element array as it is, and bool() of a "
+        "one-element array is that element, as for the 0-d reshape"),
+    _CF + "x_compile_loop__mutmut_60": Note(
+        '"XXiuXX"',
+        "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "
+        "(one lower-case letter each, never 'X') and compared with \"b\"; \"XXiuXX\" "
+        "admits exactly the kinds \"iu\" does"),
+}

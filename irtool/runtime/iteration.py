@@ -193,9 +193,8 @@ def concatenate(values: list[np.ndarray], spec: ConcatOutput, layer: Layer,
             raise fail(layer, scope, f"output port {layer.outputs[spec.output].id}: scalar "
                         f"slices concatenate along axis 0 only, not {spec.axis}")
         return np.stack(values)
-    axis = spec.axis + first.ndim if spec.axis < 0 else spec.axis
-    try:
-        return np.concatenate(values, axis=axis)
+    try:  # numpy takes a negative axis as is, and refuses one out of range
+        return np.concatenate(values, axis=spec.axis)
     except ValueError as err:  # numpy's AxisError is a ValueError too
         raise fail(layer, scope, f"output port {layer.outputs[spec.output].id}: cannot "
                     f"concatenate the iterations' values along axis {spec.axis}: {err}") from None

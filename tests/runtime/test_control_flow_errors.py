@@ -18,6 +18,7 @@ from support.ir_builders import (
     A0,
     F32,
     Net,
+    check,
     counting_loop,
     finish,
     info,
@@ -27,7 +28,7 @@ from support.ir_builders import (
 import irtool
 from irtool.errors import ExecutionError
 from irtool.ir.graph import BackEdge, Layer
-from irtool.runtime import RunOptions
+from irtool.runtime import Executor, RunOptions
 from irtool.runtime.control_flow import compile_if, compile_loop, compile_tensor_iterator
 
 SCOPE = "5/body"
@@ -368,3 +369,88 @@ def test_runaway_loop_names_the_loop_in_its_scope() -> None:
         kernel([np.array(-1), np.array(True), np.array(0, F32)])
     assert str(info_.value) == (f"{where(layer)}: loop stopped: it would run more than 6 "
                                 "iterations (max_iterations=6)")
+
+
+def test_tensor_iterator_longer_than_max_iterations() -> None:
+    """A TensorIterator's count comes from its sliced inputs; a cap below it stops it before
+    it starts, naming the cap."""
+    layer = two_sliced_ti(3, 3)
+    kernel = compile_tensor_iterator(layer, SCOPE, RunOptions(max_iterations=2))
+    with pytest.raises(ExecutionError) as info_:
+        kernel([np.zeros((3, 2), F32), np.zeros((3, 2), F32)])
+    assert str(info_.value) == (f"{where(layer)}: loop stopped: it would run more than 2 "
+                                "iterations (max_iterations=2)")
+    np.testing.assert_array_equal(kernel([np.ones((2, 2), F32), np.ones((2, 2), F32)])[0],
+                                  np.full((2, 2), 2, F32))
+
+
+@pytest.mark.parametrize("trip,cond,what", [
+    (np.array(2.0, F32), np.array(True),
+     "the trip count (input 0) must be a scalar or 1-element i32 or i64 tensor, got "
+     "float32[]"),
+    (np.array([2, 3]), np.array(True),
+     "the trip count (input 0) must be a scalar or 1-element i32 or i64 tensor, got int64[2]"),
+    (np.array(2), np.array([True, False]),
+     "the execution condition (input 1) must be a scalar or 1-element boolean tensor, got "
+     "bool[2]"),
+    (np.array(2), np.array(1),
+     "the execution condition (input 1) must be a scalar or 1-element boolean tensor, got "
+     "int64[]"),
+])
+def test_bad_trip_count_or_condition_word_for_word(trip: np.ndarray, cond: np.ndarray,
+                                                   what: str) -> None:
+    layer = loop_layer()
+    kernel = compile_loop(layer, SCOPE, RunOptions())
+    with pytest.raises(ExecutionError) as info_:
+        kernel([trip, cond, A0])
+    assert str(info_.value) == f"{where(layer)}: {what}"
+
+
+def loop_with_body_condition(condition: np.ndarray | None) -> irtool.Model:
+    """acc += 1, trip count from input "trip"; the body condition a constant (or none)."""
+    body = Net()
+    acc = body.param("acc_in", "f32", (2,))
+    r_acc = body.result(body.op("Add", "opset1", [acc, body.const(np.ones(2, F32))],
+                                {"auto_broadcast": "numpy"}, shape=(2,)))
+    net = Net()
+    lp = net.loop(body, "counter")
+    lp.trip_count(net.param("trip", "i64", ()))
+    lp.condition(net.param("cond", "boolean", ()))
+    lp.carried(net.param("a0", "f32", (2,)), acc, r_acc)
+    if condition is not None:
+        lp.execution_condition(body.result(body.const(condition)))
+    lp.output(r_acc, info("f32", (2,)), names=["acc"])
+    return finish(net, lp)
+
+
+@pytest.mark.parametrize("condition", [np.array(True), np.array([True])])
+def test_loop_with_a_constant_true_body_condition(condition: np.ndarray) -> None:
+    """Three iterations of acc += 1, by hand and on OpenVINO."""
+    model = loop_with_body_condition(condition)
+    feeds = {"trip": np.array(3), "cond": np.array(True), "a0": A0}
+    check(model, feeds, {"acc": A0 + 3})
+
+
+def test_loop_without_a_body_condition_runs_to_its_trip_count() -> None:
+    """The validator wants the condition Result (LOOP_BODY_CONDITION); the kernel itself,
+    like OpenVINO's, keeps going until the trip count without one."""
+    model = loop_with_body_condition(None)
+    feeds = {"trip": np.array(3), "cond": np.array(True), "a0": A0}
+    np.testing.assert_array_equal(Executor(model, check=False).run(feeds)["acc"], A0 + 3)
+
+
+@pytest.mark.parametrize("condition,got", [
+    (np.array([True, True]), "bool[2]"), (np.array([1]), "int64[1]"),
+    (np.array(1, np.int32), "int32[]"),
+])
+def test_constant_body_condition_that_is_not_one_boolean(condition: np.ndarray,
+                                                         got: str) -> None:
+    """Only a constant true of one boolean element may skip the per-iteration check."""
+    model = loop_with_body_condition(condition)
+    layer = model.graph.layers_of_type("Loop")[0]
+    with pytest.raises(ExecutionError) as info_:
+        Executor(model, check=False).run({"trip": np.array(3), "cond": np.array(True),
+                                          "a0": A0})
+    assert str(info_.value) == (
+        f'layer {layer.id} "counter" (Loop-opset5): the body\'s execution condition must be '
+        f"a scalar or 1-element boolean tensor, got {got} (at iteration 0 of {layer.id})")

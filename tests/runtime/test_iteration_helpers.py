@@ -192,6 +192,16 @@ def test_concatenate_by_hand(axis: int, reverse: bool, want: np.ndarray) -> None
                                   want)
 
 
+@pytest.mark.parametrize("axis", [2, -3])
+def test_concatenate_along_an_axis_out_of_range_is_refused(axis: int) -> None:
+    """Rank-2 values have no axis 2 or -3 (not wrapped around)."""
+    values = [np.zeros((1, 2)), np.zeros((1, 2))]
+    with pytest.raises(ExecutionError) as info:
+        concatenate(values, concat(axis), LAYER, SCOPE)
+    assert str(info.value).startswith(f"{WHERE}: output port 4: cannot concatenate the "
+                                      f"iterations' values along axis {axis}: ")
+
+
 def test_concatenate_of_mismatched_values_names_the_output() -> None:
     values = [np.zeros((1, 2)), np.zeros((1, 3))]
     with pytest.raises(ExecutionError) as info:
