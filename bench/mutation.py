@@ -21,6 +21,7 @@ Modules never run are listed as such. Exit status 1 when a survivor is unexplain
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -140,20 +141,46 @@ def run_module(module: Module, workers: int) -> dict:
     if not meta.exists():
         raise SystemExit(f"mutmut run failed for {module.path}:\n{proc.stdout[-3000:]}\n"
                          f"{proc.stderr[-3000:]}")
+    return collect(module, round(time.monotonic() - start))
+
+
+def collect(module: Module, seconds: int | None = None) -> dict:
+    """The statuses of a (finished or stopped) run in ``mutation-runs/<module>/`` and the
+    diffs of the mutants it did not catch; kept in ``mutation-runs/<module>.json``."""
+    work = RUNS / module.slug
+    meta = work / "mutants" / f"{module.path}.meta"
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     statuses = {name: STATUS.get(code, "suspicious") for name, code in codes.items()}
-    diffs = {}
-    for name, status in statuses.items():
-        if status in NOT_KILLED:
-            shown = _mutmut(work, "show", name).stdout
-            diffs[name] = "\n".join(shown.splitlines()[1:]).strip()
+    mutated = (work / "mutants" / module.path).read_text(encoding="utf-8")
+    diffs = {name: _diff(mutated, name) for name, status in statuses.items()
+             if status in NOT_KILLED and status != "not checked"}
+    if seconds is None:  # a stopped run: from its start to the last result written
+        seconds = round(meta.stat().st_mtime - (work / "mutants").stat().st_ctime)
     result = {"module": module.path, "tests": list(module.tests), "statuses": statuses,
-              "diffs": diffs, "seconds": round(time.monotonic() - start),
-              "commit": _commit(), "versions": _versions()}
+              "diffs": diffs, "seconds": seconds, "commit": _commit(), "versions": _versions()}
     RUNS.mkdir(exist_ok=True)
     (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    shutil.rmtree(work)
     return result
+
+
+def _function(mutated: str, name: str) -> list[str]:
+    """The body lines of function ``name`` in mutmut's mutated module (no ``def`` line)."""
+    found = re.search(rf"^(\s*)def {re.escape(name)}\(.*?(?=^\1(?:def |class |@)|^\S|\Z)",
+                      mutated, re.S | re.M)
+    if found is None:
+        return []
+    lines = found.group(0).rstrip("\n").splitlines()
+    body = next(k for k, line in enumerate(lines) if line.rstrip().endswith(":")) + 1
+    return lines[body:]
+
+
+def _diff(mutated: str, mutant: str) -> str:
+    """A unified diff of the mutant's function against the original (mutmut keeps both
+    in the mutated module, as ``<name>__mutmut_orig`` and ``<name>__mutmut_<n>``)."""
+    function = mutant.rpartition(".")[2]
+    original = function.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+    return "\n".join(difflib.unified_diff(_function(mutated, original),
+                                           _function(mutated, function), lineterm=""))
 
 
 def apply_diff(source: str, diff: str) -> str | None:
@@ -243,7 +270,9 @@ def report(results: dict[str, dict]) -> tuple[str, int]:
         "tests that reach the mutated function. A mutant is *killed* when a test fails, "
         "*timeout* when the tests run past mutmut's limit (an endless loop, counted as "
         "caught), *survived* when they all pass, *no tests* when none of the listed tests "
-        "reaches the function. Score = (killed + timeout) / mutants.",
+        "reaches the function, *not checked* when the run was stopped before mutmut got to "
+        "it (a partial run: mutmut tries the mutants with the fastest tests first). Score = "
+        "(killed + timeout) / mutants checked.",
         "",
         "Every mutant not caught is listed below with its diff and either the test that now "
         "kills it (added after the run; re-running the module shows it killed) or why it is "
@@ -267,7 +296,8 @@ def report(results: dict[str, dict]) -> tuple[str, int]:
         counts = {c: sum(1 for s in statuses.values() if s == c) for c in COLUMNS}
         total = len(statuses)
         caught = counts["killed"] + counts["timeout"] + counts["segfault"]
-        score = f"{100 * caught / total:.1f}%" if total else "-"
+        checked = total - counts["not checked"]
+        score = f"{100 * caught / checked:.1f}%" if checked else "-"
         lines.append(f"| `{module.path}` | {total} | " +
                      " | ".join(str(counts[c]) for c in COLUMNS) +
                      f" | {score} | {len(result.get('killed_now', {}))} of "
@@ -323,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a module path or slug (e.g. runtime.iteration); repeatable; "
                              "default: all, in order")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--collect", action="store_true",
+                        help="read the results of a stopped run of --module (mutmut killed)")
     parser.add_argument("--recheck", action="store_true",
                         help="re-apply each stored survivor to today's tree and run the "
                              "module's tests (after adding tests that kill survivors)")
@@ -335,7 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown module {unknown[0]}; one of: "
                      + ", ".join(m.slug for m in MODULES))
     chosen = [known[m] for m in args.module] or list(MODULES)
-    if args.recheck:
+    if args.collect:
+        for module in chosen:
+            collect(module)
+    elif args.recheck:
         stored = load_results()
         for module in chosen:
             if module.path in stored:

@@ -69,6 +69,20 @@ EXPLAINED: dict[str, Note] = {
         "and bool(constant.reshape(None)):",
         "equivalent: reshape(None) leaves the one-element array as it is, and bool() of a "
         "one-element array is that element, as for the 0-d reshape"),
+    _CF + "x__scalar__mutmut_3": Note(
+        "if value.__class__ is not np.ndarray and value.ndim == 0",
+        "equivalent: the first branch of _scalar is a shortcut for a 0-d ndarray; with it "
+        "inverted, 0-d ndarrays take the general path (asarray, reshape, item), which gives "
+        "the same value, and numpy scalars take the shortcut, which gives what the general "
+        "path gives them"),
+    **{_CF + f"x__scalar__mutmut_{n}": Note(line, (
+        "equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
+        "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
+        "cond: break` in the generated loop, `cond and ...` in _run), which is the same")) for n, line in (
+        (8, 'if (kinds == "b") and False else int(item)'),
+        (12, 'if kinds == "XXbXX" else int(item)'),
+        (13, 'if kinds == "B" else int(item)'),
+    )},
     _CF + "x_compile_loop__mutmut_60": Note(
         '"XXiuXX"',
         "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "

@@ -396,6 +396,12 @@ def test_tensor_iterator_longer_than_max_iterations() -> None:
     (np.array(2), np.array(1),
      "the execution condition (input 1) must be a scalar or 1-element boolean tensor, got "
      "int64[]"),
+    (np.array(2), np.array([[True]]),  # one element, but of rank 2
+     "the execution condition (input 1) must be a scalar or 1-element boolean tensor, got "
+     "bool[1, 1]"),
+    (np.array([[2]]), np.array(True),
+     "the trip count (input 0) must be a scalar or 1-element i32 or i64 tensor, got "
+     "int64[1, 1]"),
 ])
 def test_bad_trip_count_or_condition_word_for_word(trip: np.ndarray, cond: np.ndarray,
                                                    what: str) -> None:
