@@ -95,3 +95,32 @@ def test_max_iterations_reaches_a_loop_inside_a_tensor_iterator() -> None:
     assert str(info_.value) == (
         f'layer {ti}/body/{inner} "inner" (Loop-opset5): loop stopped: it would run more '
         f"than 4 iterations (max_iterations=4) (at iteration 0 of {ti})")
+
+
+def zero_trip_loop(outer_dims: tuple[int, ...]) -> irtool.Model:
+    """A Loop stacking its body's [1, 3] row per iteration; the Loop output declared
+    ``outer_dims``."""
+    body = Net()
+    row = body.param("row_in", "f32", (1, 3))
+    r_row = body.result(row)
+    net = Net()
+    lp = net.loop(body, "stacker")
+    lp.trip_count(net.param("trip", "i64", ()))
+    lp.condition(net.param("cond", "boolean", ()))
+    lp.invariant(net.param("R", "f32", (1, 3)), row)
+    lp.execution_condition(body.result(body.const(np.array(True))))
+    lp.output(r_row, info("f32", outer_dims), names=["rows"], axis=0)
+    return finish(net, lp)
+
+
+@pytest.mark.parametrize("outer_dims", [(-1, 3), (-1, -1)])
+def test_zero_iterations_take_the_concat_shape_from_the_body_result(
+        outer_dims: tuple[int, ...]) -> None:
+    """Zero iterations: the rows output is empty along the axis, with the other dims of the
+    body Result's declared [1, 3] (the Loop's own output dims may leave them unknown)."""
+    feeds = {"trip": np.array(0), "cond": np.array(True), "R": np.ones((1, 3), F32)}
+    got = irtool.run(zero_trip_loop(outer_dims), feeds)["rows"]
+    assert got.shape == (0, 3) and got.dtype == F32
+    check(zero_trip_loop(outer_dims), feeds, {"rows": np.zeros((0, 3), F32)})  # OpenVINO too
+    feeds["trip"] = np.array(2)
+    check(zero_trip_loop(outer_dims), feeds, {"rows": np.ones((2, 3), F32)})
