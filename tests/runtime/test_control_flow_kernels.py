@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.ir_builders import A0, F32, Net, check, finish, info, runaway_body, unsqueeze
+from support.ir_builders import (
+    A0,
+    F32,
+    Net,
+    check,
+    finish,
+    info,
+    run_openvino,
+    runaway_body,
+    unsqueeze,
+)
 
 import irtool
 from irtool.errors import ExecutionError
@@ -124,3 +134,43 @@ def test_zero_iterations_take_the_concat_shape_from_the_body_result(
     check(zero_trip_loop(outer_dims), feeds, {"rows": np.zeros((0, 3), F32)})  # OpenVINO too
     feeds["trip"] = np.array(2)
     check(zero_trip_loop(outer_dims), feeds, {"rows": np.ones((2, 3), F32)})
+
+
+def zero_trip_outputs() -> irtool.Model:
+    """A Loop with outputs: its iteration number (a body Parameter), an invariant passed
+    through, and a value computed in the body (x * 2, declared [2])."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    x = body.param("x_in", "f32", (2,))
+    r_i = body.result(i)
+    r_x = body.result(x)
+    r_twice = body.result(body.op("Multiply", "opset1", [x, body.const(np.full(2, 2, F32))],
+                                  {"auto_broadcast": "numpy"}, shape=(2,)))
+    net = Net()
+    lp = net.loop(body, "zero")
+    lp.trip_count(net.param("trip", "i64", ()))
+    lp.condition(net.param("cond", "boolean", ()))
+    lp.current_iteration(i)
+    lp.invariant(net.param("X", "f32", (2,)), x)
+    lp.execution_condition(body.result(body.const(np.array(True))))
+    lp.output(r_i, info("i64", ()), names=["last_i"])
+    lp.output(r_x, info("f32", (2,)), names=["x"])
+    lp.output(r_twice, info("f32", (2,)), names=["twice"])
+    return finish(net, lp)
+
+
+def test_zero_iterations_outputs_without_axis() -> None:
+    """The body never runs: the invariant passes through, the iteration number is 0 and a
+    value computed in the body is zeros of its declared shape (hand, and OpenVINO)."""
+    x = np.array([1.5, -2], F32)
+    for trip, want in [(0, {"last_i": np.array(0, np.int64), "x": x, "twice": np.zeros(2, F32)}),
+                       (3, {"last_i": np.array(2, np.int64), "x": x, "twice": 2 * x})]:
+        feeds = {"trip": np.array(trip), "cond": np.array(True), "X": x}
+        got = irtool.run(zero_trip_outputs(), feeds)
+        # OpenVINO names the pass-through output after the input it passes on ("X").
+        ov = run_openvino(zero_trip_outputs(), feeds)
+        ov["x"] = ov.pop("X", ov.get("x"))
+        for name, value in want.items():
+            for who, out in (("irtool", got), ("openvino", ov)):
+                assert out[name].dtype == value.dtype, (who, name, out[name].dtype)
+                np.testing.assert_array_equal(out[name], value, err_msg=f"{who} {name}")
