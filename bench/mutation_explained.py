@@ -22,6 +22,9 @@ _STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when
                    "both paths by hand on every axis pair)")
 _IT = "irtool.runtime.iteration."
 _CF = "irtool.runtime.control_flow."
+_TRUTH = ("equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
+          "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
+          "cond: break` in the generated loop, `cond and ...` in _run), which is the same")
 _CONSTANT_TRUE = ("equivalent: compile_loop drops a constant-true body condition so the "
                   "generated loop need not check it; this mutant only keeps the check, which "
                   "then passes on every iteration: same values, same errors")
@@ -75,14 +78,27 @@ EXPLAINED: dict[str, Note] = {
         "inverted, 0-d ndarrays take the general path (asarray, reshape, item), which gives "
         "the same value, and numpy scalars take the shortcut, which gives what the general "
         "path gives them"),
-    **{_CF + f"x__scalar__mutmut_{n}": Note(line, (
-        "equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
-        "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
-        "cond: break` in the generated loop, `cond and ...` in _run), which is the same")) for n, line in (
+    **{_CF + f"x__scalar__mutmut_{n}": Note(line, _TRUTH) for n, line in (
         (8, 'if (kinds == "b") and False else int(item)'),
         (12, 'if kinds == "XXbXX" else int(item)'),
         (13, 'if kinds == "B" else int(item)'),
     )},
+    _CF + "x__concat_spec__mutmut_4": Note(
+        "if (res_layer.inputs) or True else None",
+        "equivalent: a body Result always has its one input (the IR builder and reader "
+        "give it one; validate's structure rules refuse a Result without), so the guard "
+        "never takes its else branch"),
+    **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
+        "equivalent: _concat_spec is only called for port-map outputs that have an axis "
+        "(it.concat gets an entry only when entry.axis is not None), so the default is "
+        "never used")) for n, line in (
+        (9, "if (entry.axis is not None) or True else 0"),
+        (11, "if entry.axis is not None else 1"),
+    )},
+    _CF + "x__concat_spec__mutmut_13": Note(
+        "why = None",
+        "equivalent: `why` is only read when no shape was found, and then `not why` is true "
+        "for None as for \"\"; the reason is set before it is read"),
     _CF + "x_compile_loop__mutmut_60": Note(
         '"XXiuXX"',
         "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "
