@@ -36,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "mutation-runs"
 DOC = REPO / "docs" / "mutation.md"
+COMMIT_FILE = ".mutation-commit"  # in a run's scratch copy: the commit it copied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutation_explained import EXPLAINED  # noqa: E402
@@ -136,6 +137,7 @@ def run_module(module: Module, workers: int) -> dict:
     no test killed."""
     start = time.monotonic()
     work = _scratch(module)
+    (work / COMMIT_FILE).write_text(_commit(), encoding="utf-8")  # the tree mutated
     proc = _mutmut(work, "run", "--max-children", str(workers))
     meta = work / "mutants" / f"{module.path}.meta"
     if not meta.exists():
@@ -156,8 +158,10 @@ def collect(module: Module, seconds: int | None = None) -> dict:
              if status in NOT_KILLED and status != "not checked"}
     if seconds is None:  # a stopped run: from its start to the last result written
         seconds = round(meta.stat().st_mtime - (work / "mutants").stat().st_ctime)
+    stamp = work / COMMIT_FILE
+    commit = stamp.read_text(encoding="utf-8") if stamp.exists() else _commit()
     result = {"module": module.path, "tests": list(module.tests), "statuses": statuses,
-              "diffs": diffs, "seconds": seconds, "commit": _commit(), "versions": _versions()}
+              "diffs": diffs, "seconds": seconds, "commit": commit, "versions": _versions()}
     RUNS.mkdir(exist_ok=True)
     (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
@@ -202,7 +206,7 @@ def apply_diff(source: str, diff: str) -> str | None:
     return None
 
 
-def recheck(module: Module, result: dict) -> dict[str, str]:
+def recheck(module: Module, result: dict, tests: list[str] | None = None) -> dict[str, str]:
     """Each mutant of ``result`` that no test caught, applied to a copy of today's tree
     and run against the module's tests (they may have grown since): ``{mutant: the first
     test that fails}`` for those now killed."""
@@ -222,7 +226,7 @@ def recheck(module: Module, result: dict) -> dict[str, str]:
             continue
         target.write_text(mutated, encoding="utf-8")
         proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                               "no:cacheprovider", *module.tests], cwd=work,
+                               "no:cacheprovider", *(tests or module.tests)], cwd=work,
                               capture_output=True, text=True, env=env)
         failed = re.search(r"^FAILED (\S+)", proc.stdout, re.M)
         if proc.returncode == 1 and failed:
@@ -323,8 +327,17 @@ def report(results: dict[str, dict]) -> tuple[str, int]:
         sections += [*body, ""]
     run = [r for r in results.values()]
     versions = sorted({r["versions"] for r in run})
-    lines += ["", "Installed: " + "; ".join(versions) + "." if versions else "", "",
-              "## Mutants not caught", "", *sections]
+    missing = [m.path for m in MODULES if m.path not in results]
+    stopped = [r["module"] for r in run if "not checked" in r["statuses"].values()]
+    status = []
+    if stopped:
+        status.append("Stopped before the end (partial, see *not checked*): "
+                      + ", ".join(f"`{p}`" for p in stopped) + ".")
+    if missing:
+        status.append("Not run yet: " + ", ".join(f"`{p}`" for p in missing)
+                      + " (`python bench/mutation.py --module <path>` runs one).")
+    lines += ["", *status, "", "Installed: " + "; ".join(versions) + "." if versions else "",
+              "", "## Mutants not caught", "", *sections]
     return "\n".join(lines).rstrip() + "\n", unexplained
 
 
@@ -344,6 +357,9 @@ def load_results() -> dict[str, dict]:
         path = RUNS / f"{module.slug}.json"
         if path.exists():
             results[module.path] = json.loads(path.read_text(encoding="utf-8"))
+            stamp = RUNS / module.slug / COMMIT_FILE
+            if stamp.exists():  # the tree the run copied, whatever rewrote the json since
+                results[module.path]["commit"] = stamp.read_text(encoding="utf-8")
     return results
 
 
@@ -358,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recheck", action="store_true",
                         help="re-apply each stored survivor to today's tree and run the "
                              "module's tests (after adding tests that kill survivors)")
+    parser.add_argument("--tests", nargs="+",
+                        help="with --recheck: run these test files instead of the module's")
     parser.add_argument("--report", action="store_true",
                         help="only rewrite docs/mutation.md from the runs so far")
     args = parser.parse_args(argv)
@@ -375,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         for module in chosen:
             if module.path in stored:
                 result = stored[module.path]
-                result["killed_now"] = recheck(module, result)
+                result["killed_now"] = recheck(module, result, args.tests)
                 result["rechecked"] = _commit()
                 (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1),
                                                           encoding="utf-8")
