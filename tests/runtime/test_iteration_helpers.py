@@ -89,6 +89,8 @@ def test_slice_axis_out_of_range(axis: int) -> None:
     (sliced(start=0, end=2, part=3), 0, 2, 0),  # shorter than one part: no iteration
     (sliced(start=0, end=2, part=2), 0, 2, 1),  # exactly one part
     (sliced(start=3, end=3), 3, 3, 0),  # empty range
+    (sliced(start=3, end=3, part=2), 3, 3, 0),  # empty range, wider parts: still 0
+    (sliced(start=0, end=1, stride=1, part=4), 0, 1, 0),  # 3 short of a part: 0, not -2
     (sliced(start=1, end=8, stride=3, part=1), 1, 8, 3),  # parts at 1, 4, 7
 ])
 def test_slice_bounds_by_hand(spec: SlicedInput, lo: int, hi: int, count: int) -> None:
