@@ -228,7 +228,7 @@ def recheck(module: Module, result: dict, tests: list[str] | None = None) -> dic
         proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
                                "no:cacheprovider", *(tests or module.tests)], cwd=work,
                               capture_output=True, text=True, env=env)
-        failed = re.search(r"^FAILED (\S+)", proc.stdout, re.M)
+        failed = re.search(r"^FAILED (.+?)(?: - |$)", proc.stdout, re.M)
         if proc.returncode == 1 and failed:
             killed[name] = failed.group(1)
         print(f"  {name}: {killed.get(name, 'survives')}", flush=True)
