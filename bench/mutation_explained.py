@@ -99,6 +99,14 @@ EXPLAINED: dict[str, Note] = {
         "why = None",
         "equivalent: `why` is only read when no shape was found, and then `not why` is true "
         "for None as for \"\"; the reason is set before it is read"),
+    **{_CF + f"x_compile_tensor_iterator__mutmut_{n}": Note(line, (
+        "equivalent: a TensorIterator has no body condition (compile_tensor_iterator sets "
+        "it.condition to None first), so the generated loop never calls the condition "
+        "check this mutant breaks")) for n, line in (
+        (23, "it.iterate = generate(it, layer, scope, None)"),
+        (28, "_condition_check(None, scope))"),
+        (29, "_condition_check(layer, None))"),
+    )},
     _CF + "x_compile_loop__mutmut_60": Note(
         '"XXiuXX"',
         "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "

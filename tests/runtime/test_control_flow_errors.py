@@ -460,3 +460,41 @@ def test_constant_body_condition_that_is_not_one_boolean(condition: np.ndarray,
     assert str(info_.value) == (
         f'layer {layer.id} "counter" (Loop-opset5): the body\'s execution condition must be '
         f"a scalar or 1-element boolean tensor, got {got} (at iteration 0 of {layer.id})")
+
+
+def test_if_condition_that_is_not_boolean_word_for_word() -> None:
+    layer = if_layer()
+    kernel = compile_if(layer, SCOPE, RunOptions())
+    with pytest.raises(ExecutionError) as info_:
+        kernel([np.array(1), np.zeros(2, F32)])
+    assert str(info_.value) == (f"{where(layer)}: the condition (input 0) must be a scalar or "
+                                "1-element boolean tensor, got int64[]")
+
+
+def test_tensor_iterator_with_a_current_iteration_input_names_its_scope() -> None:
+    body = Net()
+    i = body.param("i", "i64", ())
+    r_i = body.result(i)
+    net = Net()
+    ti = net.tensor_iterator(body, "counter")
+    ti.invariant(net.param("n", "i64", ()), i)
+    ti.output(r_i, info("i64", ()), names=["n_out"])
+    layer, outs = ti.build()
+    finish(net, outs)
+    layer.port_maps["port_map"][0].purpose = "current_iteration"
+    assert refusal(compile_tensor_iterator, layer) == (
+        f"{where(layer)}: a TensorIterator body cannot have a current_iteration input")
+
+
+def test_tensor_iterator_body_failure_names_the_body_layer_and_iteration() -> None:
+    """Rows of A and B added; B's rows have 3 elements, A's 2: the body Add fails on the
+    first iteration, named by its path under the TensorIterator's scope."""
+    layer = two_sliced_ti(3, 3)
+    kernel = compile_tensor_iterator(layer, SCOPE, RunOptions())
+    add = layer.bodies["body"].layers_of_type("Add")[0]
+    with pytest.raises(ExecutionError) as info_:
+        kernel([np.zeros((3, 2), F32), np.zeros((3, 3), F32)])
+    message = str(info_.value)
+    assert message.startswith(f'layer {SCOPE}/{layer.id}/body/{add.id} "{add.name}" '
+                              "(Add-opset1): ")
+    assert message.endswith(f"(at iteration 0 of {SCOPE}/{layer.id})")
