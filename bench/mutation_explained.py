@@ -25,6 +25,12 @@ _CF = "irtool.runtime.control_flow."
 _TRUTH = ("equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
           "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
           "cond: break` in the generated loop, `cond and ...` in _run), which is the same")
+_TI_GAP = ("not equivalent, on a known gap: a TensorIterator without sliced inputs takes its "
+           "count from a concatenated output's static dim in irtool, while OpenVINO's CPU "
+           "plugin runs the body once (strict xfail "
+           "test_tensor_iterator_without_sliced_inputs_runs_once_like_openvino). No "
+           "independent reference backs irtool's count, so no test pins it; these mutants "
+           "change only that count, and go away when the function becomes `return 1`")
 _CONSTANT_TRUE = ("equivalent: compile_loop drops a constant-true body condition so the "
                   "generated loop need not check it; this mutant only keeps the check, which "
                   "then passes on every iteration: same values, same errors")
@@ -82,7 +88,25 @@ EXPLAINED: dict[str, Note] = {
         (8, 'if (kinds == "b") and False else int(item)'),
         (12, 'if kinds == "XXbXX" else int(item)'),
         (13, 'if kinds == "B" else int(item)'),
+        (43, 'if (kinds == "b") and False else int(item)'),
     )},
+    **{_CF + f"x__iterations_from_outputs__mutmut_{n}": Note(line, _TI_GAP) for n, line in (
+        (1, "dims = None"),
+        (3, "if (spec.axis < 0) and False else spec.axis"),
+        (4, "if (spec.axis < 0) or True else spec.axis"),
+        (5, "axis = spec.axis - len(dims)"),
+        (6, "if spec.axis <= 0 else spec.axis"),
+        (7, "if spec.axis < 1 else spec.axis"),
+        (9, "if 1 <= axis < len(dims)"),
+        (10, "if 0 < axis < len(dims)"),
+        (11, "if 0 <= axis <= len(dims)"),
+        (12, "and dims[axis] > 0:"),
+        (13, "and dims[axis] >= 1:"),
+    )},
+    _IT + "x_stack__mutmut_39": Note(
+        "error = body._failure(fusion.step, None, err)",
+        "equivalent: Plan._failure reads its inputs argument only for index -1 (binding the "
+        "plan's inputs); a step's index is never -1, so () and None give the same error"),
     _CF + "x__concat_spec__mutmut_4": Note(
         "if (res_layer.inputs) or True else None",
         "equivalent: a body Result always has its one input (the IR builder and reader "
@@ -95,6 +119,14 @@ EXPLAINED: dict[str, Note] = {
         (9, "if (entry.axis is not None) or True else 0"),
         (11, "if entry.axis is not None else 1"),
     )},
+    _CF + "x__concat_spec__mutmut_16": Note(
+        "break",
+        "not equivalent, but only on inconsistent IR: it differs when the body Result's "
+        "declared rank cannot hold the concat axis while the Loop output's can; such a "
+        "Loop fails on its first iteration (numpy cannot concatenate rank-r values along "
+        "an axis >= r), so only its zero-iteration output differs (an empty tensor shaped "
+        "from the output's dims, or this mutant's error), and no independent reference says "
+        "which is right"),
     _CF + "x__concat_spec__mutmut_13": Note(
         "why = None",
         "equivalent: `why` is only read when no shape was found, and then `not why` is true "

@@ -177,3 +177,25 @@ def test_zero_iterations_outputs_without_axis() -> None:
                 np.testing.assert_array_equal(out[name], value, err_msg=f"{who} {name}")
         assert (got["twice"].dtype, got["twice"].shape) == (ov["twice"].dtype, (2,))
         assert ov["twice"].shape == (2,)
+
+
+def test_zero_iterations_of_a_concat_of_unknown_shape_says_so() -> None:
+    body = Net()
+    row = body.param("row_in", "f32", None)
+    r_row = body.result(row)
+    net = Net()
+    lp = net.loop(body, "stacker")
+    lp.trip_count(net.param("trip", "i64", ()))
+    lp.condition(net.param("cond", "boolean", ()))
+    lp.invariant(net.param("R", "f32", None), row)
+    lp.execution_condition(body.result(body.const(np.array(True))))
+    lp.output(r_row, info("f32", None), names=["rows"], axis=0)
+    model = finish(net, lp)
+    layer = model.graph.layers_of_type("Loop")[0]
+    feeds = {"trip": np.array(0), "cond": np.array(True), "R": np.ones((1, 3), F32)}
+    with pytest.raises(ExecutionError) as info_:
+        irtool.run(model, feeds)
+    assert str(info_.value) == (
+        f'layer {layer.id} "stacker" (Loop-opset5): output port {layer.outputs[0].id}: the '
+        "loop ran zero iterations and the empty concatenation has no known shape: the body "
+        "Result's shape is unknown")

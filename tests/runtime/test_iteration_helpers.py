@@ -288,4 +288,6 @@ def test_stack_failure_in_the_unsqueeze_names_it_and_the_iteration() -> None:
     assert message.startswith(f'layer 2/body/7/body/{body.steps[step].layer.id} "unsq" '
                               f"(Unsqueeze-opset1): ")
     assert message.endswith(" (at iteration 0 of 2/body/7)")
-    assert info.value.__cause__ is not None
+    cause = info.value.__cause__
+    assert cause is not None
+    assert f"(Unsqueeze-opset1): {type(cause).__name__}: {cause} (at " in message
