@@ -160,7 +160,11 @@ def collect(module: Module, seconds: int | None = None) -> dict:
         seconds = round(meta.stat().st_mtime - (work / "mutants").stat().st_ctime)
     stamp = work / COMMIT_FILE
     commit = stamp.read_text(encoding="utf-8") if stamp.exists() else _commit()
-    result = {"module": module.path, "tests": list(module.tests), "statuses": statuses,
+    # The tests the run was given, as _config wrote them (tomllib is Python 3.11+).
+    given = re.search(r"^pytest_add_cli_args_test_selection = (\[.*?\])$",
+                      (work / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    tests = json.loads(given.group(1)) if given else list(module.tests)
+    result = {"module": module.path, "tests": tests, "statuses": statuses,
               "diffs": diffs, "seconds": seconds, "commit": commit, "versions": _versions()}
     RUNS.mkdir(exist_ok=True)
     (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
