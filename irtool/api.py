@@ -76,7 +76,7 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 
 
 def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-            base_dir: PathLike | None = None,
+            vectorize: bool = True, base_dir: PathLike | None = None,
             input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
@@ -85,14 +85,17 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
     ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in Loop bodies instead of
     turning it into a sliced Loop input. ``input_shapes`` fixes dynamic dims of the
     graph's inputs, as ``ovc --input`` does: ``{"x": (1, None)}`` (None: left dynamic).
-    Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
+    ``vectorize=False`` keeps Loops and TensorIterators whose iterations are
+    independent, which are otherwise replaced by their body computed once over all
+    iterations (``irtool.passes.vectorize``, where the trip count, condition and slices
+    prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
     (listing every unsupported operator).
     """
     from .onnx import convert_model
 
     started = time.perf_counter()
-    ir = convert_model(model, slice_inputs=slice_inputs, base_dir=base_dir,
-                       input_shapes=input_shapes)
+    ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
+                       base_dir=base_dir, input_shapes=input_shapes)
     log.info("converted %s to IR (%d layers in the main graph) in %.2f s",
              model if not hasattr(model, "graph") else "the ModelProto", len(ir.graph),
              time.perf_counter() - started)

@@ -69,7 +69,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise IRToolError(str(err)) from None
     out = output_path(args.model, args.output)
     check_writable(out)
-    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs, input_shapes=shapes)
+    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs,
+                        vectorize=not args.no_vectorize, input_shapes=shapes)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
     if args.opset:
@@ -314,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-slice-inputs", action="store_true",
                    help="keep Gather(X, iteration) in loop bodies instead of sliced port_map "
                         "inputs (default: sliced)")
+    p.add_argument("--no-vectorize", action="store_true",
+                   help="keep loops whose iterations are independent instead of computing "
+                        "their body once over all iterations (default: vectorised)")
     p.add_argument("--opset", action="store_true",
                    help="also print the ONNX opsets imported and the IR operations used")
     p.set_defaults(func=cmd_convert, subparser=p)

@@ -30,6 +30,7 @@ from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpE
 from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
 from ..passes.prune import prune_model
+from ..passes.vectorize import vectorize_loops
 from ..sniff import refuse_other_kind
 from .checks import check_input_types, check_model
 from .context import (
@@ -60,7 +61,7 @@ PathLike = str | os.PathLike
 
 
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-                  base_dir: PathLike | None = None,
+                  vectorize: bool = True, base_dir: PathLike | None = None,
                   input_shapes: InputShapes | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
@@ -68,9 +69,11 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Tru
     loads its own). ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in loop
     bodies instead of turning it into a sliced Loop input. ``input_shapes`` fixes
     dynamic dims of graph inputs (name -> dims, None for a dim left dynamic).
+    ``vectorize=False`` keeps loops whose iterations are independent instead of batching
+    them (``irtool.passes.vectorize``).
     """
-    return Converter(model, slice_inputs=slice_inputs, base_dir=base_dir,
-                     input_shapes=input_shapes).convert()
+    return Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
+                     base_dir=base_dir, input_shapes=input_shapes).convert()
 
 
 def _domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
@@ -86,10 +89,11 @@ class Converter:
     """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
 
     def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
-                 base_dir: PathLike | None = None,
+                 vectorize: bool = True, base_dir: PathLike | None = None,
                  input_shapes: InputShapes | None = None) -> None:
         self.source: str | None = None
         self.slice_inputs = slice_inputs
+        self.vectorize = vectorize
         analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
         if input_shapes:
@@ -263,6 +267,8 @@ class Converter:
         self._add_outputs(graph, scope)
         model = Model(scope.graph, name=graph.name or "model", version=11)
         prune_model(model)
+        if self.vectorize and vectorize_loops(model):
+            prune_model(model)
         if self.slice_inputs:
             slice_loop_inputs(model)
             prune_model(model)

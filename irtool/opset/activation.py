@@ -237,6 +237,8 @@ class Clamp(UnaryElementwise):
 class _SoftmaxBase(Op):
     """Shared by SoftMax and LogSoftmax: ``axis`` (default 1) over which to normalise."""
 
+    batching = "softmax"
+
     allow_negative_axis = True
     log = False
 

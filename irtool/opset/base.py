@@ -62,6 +62,12 @@ class Op:
 
     type: ClassVar[str] = ""
     version: ClassVar[str] = ""
+    batching: ClassVar[str | None] = None
+    """How the op takes one more leading (batch) axis on its inputs, for the pass that
+    vectorises independent loops (``irtool.passes.vectorize`` holds the rule of each
+    kind): ``"elementwise"`` (numpy broadcasting), ``"matmul"``, ``"softmax"`` (``axis``),
+    ``"reduce"`` (axes input), ``"reshape"``, ``"transpose"``, ``"squeeze"``,
+    ``"unsqueeze"``, ``"gather"``, ``"concat"``; None: it cannot."""
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         self.attrs: Mapping[str, str] = attrs or {}

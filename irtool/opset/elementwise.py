@@ -35,6 +35,8 @@ class BinaryElementwise(Op):
     produce the element type of their first input.
     """
 
+    batching = "elementwise"
+
     bool_result: ClassVar[bool] = False
     broadcast_default: ClassVar[str] = "numpy"
 
@@ -267,6 +269,8 @@ class UnaryElementwise(Op):
     ``float_only`` functions (exp, sin, ...) applied to integers run in float64 and are
     rounded back to the input type, as OpenVINO's reference kernels do.
     """
+
+    batching = "elementwise"
 
     bool_result: ClassVar[bool] = False
     float_only: ClassVar[bool] = True

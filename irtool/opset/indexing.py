@@ -37,6 +37,8 @@ class Gather(Op):
     Negative indices count from the end; indices out of range give zeros.
     """
 
+    batching = "gather"
+
     def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(attrs)
         self.batch_dims = self.attr_int("batch_dims", 0)

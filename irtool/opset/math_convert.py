@@ -101,6 +101,8 @@ def convert_array(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 class Convert(Op):
     """Elementwise conversion to ``destination_type`` (required)."""
 
+    batching = "elementwise"
+
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)
         self.destination: ElementType = self.attr_type("destination_type", REQUIRED)
@@ -133,6 +135,8 @@ class ConvertLike(Op):
 @register("Select", "opset1")
 class Select(Op):
     """``cond ? then : else`` elementwise; ``auto_broadcast`` numpy (default), none or pdpd."""
+
+    batching = "elementwise"
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)

@@ -70,6 +70,8 @@ class MatMul(Op):
     """Batched matrix product with numpy broadcasting of batch dims and optional
     transposes (``transpose_a``/``transpose_b``, default false) of the inner two dims."""
 
+    batching = "matmul"
+
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)
         self.transpose_a = self.attr_bool("transpose_a", False)

@@ -22,6 +22,8 @@ from .math_util import const_ints, normalize_axes, reduce_shape
 class Reduction(Op):
     """Base class: parses ``keep_dims``; ``reduce(x, axes)`` does the math with keepdims."""
 
+    batching = "reduce"
+
     logical: ClassVar[bool] = False
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:

@@ -37,6 +37,8 @@ class Reshape(Op):
     """Reshape-1: ``-1`` takes the remaining size; ``0`` copies the input dim when
     ``special_zero`` is set."""
 
+    batching = "reshape"
+
     def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(attrs)
         self.special_zero = self.attr_bool("special_zero", False)
@@ -119,6 +121,8 @@ class Squeeze(Op):
     Like OpenVINO, a listed axis whose size is not 1 is left in place.
     """
 
+    batching = "squeeze"
+
     allow_axis_skip = False
 
     def _axes_to_drop(self, shape: Sequence[int], axes: list[int] | None) -> list[int] | None:
@@ -175,6 +179,8 @@ class Squeeze15(Squeeze):
 class Unsqueeze(Op):
     """Unsqueeze-1: inserts size-1 axes at the listed positions of the output."""
 
+    batching = "unsqueeze"
+
     @staticmethod
     def _out_shape(shape: Sequence[int], axes: list[int]) -> list[int]:
         rank = len(shape) + len(set(axes))
@@ -203,6 +209,8 @@ class Unsqueeze(Op):
 @register("Concat", "opset1")
 class Concat(Op):
     """Concat-1 along ``axis`` (negative counts from the end)."""
+
+    batching = "concat"
 
     def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(attrs)
@@ -321,6 +329,8 @@ class VariadicSplit(Op):
 @register("Transpose", "opset1")
 class Transpose(Op):
     """Transpose-1: an empty ``order`` reverses the axes."""
+
+    batching = "transpose"
 
     @staticmethod
     def _order(rank: int, order: list[int]) -> list[int]:
@@ -560,6 +570,8 @@ class ShapeOf3(ShapeOf):
 @register("Identity", "opset16")
 class Identity(Op):
     """Identity-16: the input unchanged (a copy, so callers may not alias it)."""
+
+    batching = "elementwise"
 
     def infer(self, inputs: Sequence[TensorInfo], values: Values) -> list[TensorInfo]:
         return [inputs[0]]

@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import ExecutionError
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
+from ..passes.vectorize import BatchedForm, batched_form
 from .iteration import (
     ConcatOutput,
     Iterate,
@@ -318,6 +319,30 @@ def _cap(options: RunOptions) -> tuple[int, str]:
                                     "max_iterations (--max-iterations) sets another")
 
 
+def _batched_plan(layer: Layer, scope: str, options: RunOptions
+                  ) -> tuple[BatchedForm, Plan] | None:
+    """The loop's iterations as one batched computation (``passes.vectorize``), compiled;
+    None when the iterations may depend on each other or ``options`` say no."""
+    if not options.vectorize:
+        return None
+    form = batched_form(layer)
+    if form is None:
+        return None
+    return form, compile_graph(form.graph, f"{layer_path(layer, scope)}/batched", options)
+
+
+def _batch_fits(batched: tuple[BatchedForm, Plan], it: Iteration, inputs: list[np.ndarray],
+                count: int) -> bool:
+    """Does the batched form compute these iterations: is ``count`` the length of every
+    sliced input and of every input the form reads whole?"""
+    form = batched[0]
+    for index, axis in [*((s.outer, s.axis) for s in it.slices), *form.whole]:
+        shape = np.shape(inputs[index])
+        if not -len(shape) <= axis < len(shape) or shape[axis] != count:
+            return False
+    return True
+
+
 # ---------------------------------------------------------------------------
 # The three operations
 
@@ -335,15 +360,22 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
                 and bool(constant.reshape(())):
             it.condition = None
     it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    batched = _batched_plan(layer, scope, options)
 
     def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
         trip = _scalar(inputs[0], "the trip count (input 0)", "iu", layer, scope)
         cond = _scalar(inputs[1], "the execution condition (input 1)", "b", layer, scope)
         cap, note = _cap(options)
+        # The batched form runs exactly ``trip`` iterations over whole sliced inputs;
+        # anything else (no iteration, unbounded, over the cap) is the loop's to handle.
+        if batched is not None and cond and 0 <= trip <= cap and \
+                _batch_fits(batched, it, inputs, trip):  # type: ignore[arg-type]
+            return batched[1].execute(inputs)
         return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),  # type: ignore[operator]
                     bool(cond), cap, note)
 
     loop.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
+    loop.batched = batched  # type: ignore[attr-defined]
     return loop
 
 
@@ -354,6 +386,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
         raise fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
     it.condition = None
     it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    batched = _batched_plan(layer, scope, options)
 
     def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:
         counts = {slice_bounds(s, inputs[s.outer], layer, scope)[4] for s in it.slices}
@@ -362,9 +395,12 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
                         f"{sorted(counts)}")
         trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
         cap, note = _cap(options)
+        if batched is not None and trip <= cap:
+            return batched[1].execute(inputs)
         return _run(it, layer, scope, inputs, trip, True, cap, note)
 
     tensor_iterator.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
+    tensor_iterator.batched = batched  # type: ignore[attr-defined]
     return tensor_iterator
 
 

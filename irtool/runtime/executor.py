@@ -30,20 +30,22 @@ class Executor:
 
     ``cached=True`` takes the check and the plan from the plan cache (``cache.PLANS``):
     executors of one unchanged model then share one plan, checked and compiled once.
+    ``vectorize=False`` runs every loop as a loop (see ``RunOptions``).
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True, cached: bool = False) -> None:
+                 check: bool = True, cached: bool = False, vectorize: bool = True) -> None:
         self.model = model
         try:
             if cached:
                 self.plan, self.options = PLANS.compiled(
-                    model, max_iterations, (lambda: check_model(model)) if check else None,
-                    lambda: _compile(model, max_iterations))
+                    model, (max_iterations, vectorize),
+                    (lambda: check_model(model)) if check else None,
+                    lambda: _compile(model, max_iterations, vectorize))
             else:
                 if check:
                     check_model(model)
-                self.plan, self.options = _compile(model, max_iterations)
+                self.plan, self.options = _compile(model, max_iterations, vectorize)
         except IRToolError as err:
             self._locate(err)
             raise
@@ -122,7 +124,8 @@ class Executor:
             err.args = (err.format(),)
 
 
-def _compile(model: Model, max_iterations: int | None) -> tuple[Plan, RunOptions]:
+def _compile(model: Model, max_iterations: int | None,
+             vectorize: bool = True) -> tuple[Plan, RunOptions]:
     options = RunOptions(max_iterations=max_iterations, check_declared=True,
-                         variables=Variables())
+                         variables=Variables(), vectorize=vectorize)
     return compile_graph(model.graph, "", options), options

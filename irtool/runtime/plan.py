@@ -412,11 +412,14 @@ class RunOptions:
     ``check_declared`` checks computed values against their ports (``declared``; the
     ``Executor`` turns it on, a bare ``compile_graph`` leaves it off); ``variables`` is
     the store the plan's ReadValue/Assign kernels share (``state.Variables``; without
-    one, each such layer gets a store of its own, which makes every run stateless)."""
+    one, each such layer gets a store of its own, which makes every run stateless);
+    ``vectorize`` runs loops whose iterations are independent as one batched computation
+    (``irtool.passes.vectorize``) when their inputs at run time allow it."""
 
     max_iterations: int | None = None
     check_declared: bool = False
     variables: object = None  # the plan's ``state.Variables`` (ReadValue/Assign kernels)
+    vectorize: bool = True
 
 
 # Compilers for layers that are not plain kernels (Loop, TensorIterator, If; ReadValue and

@@ -113,8 +113,9 @@ def ov_outputs(compiled, request) -> dict[str, np.ndarray]:  # ov.CompiledModel,
 
 
 def check_conversion(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], tmp_path: Path,
-                     *, slice_inputs: bool = True, expected: Mapping[str, np.ndarray] | None
-                     = None, rtol: float = 1e-5, atol: float = 1e-6, checker: bool = True
+                     *, slice_inputs: bool = True, vectorize: bool = True,
+                     expected: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-5,
+                     atol: float = 1e-6, checker: bool = True
                      ) -> irtool.Model:
     """Convert ``model``, save it, and compare OpenVINO and irtool with onnxruntime.
 
@@ -127,7 +128,7 @@ def check_conversion(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], tm
         onnx.checker.check_model(model)
     if expected is None:
         expected = run_onnxruntime(model, feeds)
-    ir = irtool.convert(model, slice_inputs=slice_inputs)
+    ir = irtool.convert(model, slice_inputs=slice_inputs, vectorize=vectorize)
     problems = [p.format() for p in irtool.validate(ir) if p.severity == "error"]
     assert not problems, problems
     xml = irtool.save(ir, tmp_path / "model.xml")

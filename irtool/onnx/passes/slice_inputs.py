@@ -25,9 +25,7 @@ import numpy as np
 
 from ...ir.builder import GraphBuilder
 from ...ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo, format_shape
-
-# Ops that pass a one-element integer tensor through unchanged in value.
-_SAME_VALUE = ("Convert", "Squeeze", "Unsqueeze", "Reshape")
+from ...passes.loop_facts import all_true, const_of, input_source, scalar_int, trip_matches
 
 
 def slice_loop_inputs(model: Model) -> int:
@@ -43,83 +41,6 @@ def _loops(graph: Graph) -> Iterator[tuple[Graph, Layer]]:
             yield graph, layer
 
 
-def _const(graph: Graph, src: tuple[int, int] | None) -> np.ndarray | None:
-    if src is None:
-        return None
-    layer = graph.layer(src[0])
-    if layer.type != "Const" or layer.const is None:
-        return None
-    try:
-        return layer.const_value()
-    except ValueError:
-        return None
-
-
-def _input_source(graph: Graph, layer: Layer, index: int) -> tuple[int, int] | None:
-    return graph.source(layer.id, layer.inputs[index].id) if index < len(layer.inputs) else None
-
-
-def _scalar_int(value: np.ndarray | None) -> int | None:
-    if value is None or value.size != 1 or value.dtype.kind not in "iu":
-        return None
-    return int(value.reshape(-1)[0])
-
-
-def _all_true(value: np.ndarray | None) -> bool:
-    return value is not None and value.dtype == np.bool_ and value.size == 1 and bool(value.all())
-
-
-def _shape_index(graph: Graph, src: tuple[int, int] | None
-                 ) -> tuple[tuple[int, int], int] | None:
-    """``(X source, k)`` when ``src`` computes ``X.shape[k]`` from ``ShapeOf(X)``."""
-    while src is not None and graph.layer(src[0]).type in _SAME_VALUE:
-        layer = graph.layer(src[0])
-        src = _input_source(graph, layer, 0)
-    if src is None:
-        return None
-    pick = graph.layer(src[0])
-    if pick.type == "Gather" and pick.attrs.get("batch_dims", "0") == "0":
-        index = _scalar_int(_const(graph, _input_source(graph, pick, 1)))
-        axis = _scalar_int(_const(graph, _input_source(graph, pick, 2)))
-        if axis != 0 and axis != -1:
-            return None
-    elif pick.type == "Slice":
-        start = _scalar_int(_const(graph, _input_source(graph, pick, 1)))
-        stop = _scalar_int(_const(graph, _input_source(graph, pick, 2)))
-        step = _scalar_int(_const(graph, _input_source(graph, pick, 3)))
-        axes = _const(graph, _input_source(graph, pick, 4)) if len(pick.inputs) > 4 else None
-        if step != 1 or start is None or stop != start + 1 or \
-                (axes is not None and _scalar_int(axes) != 0):
-            return None
-        index = start
-    else:
-        return None
-    shape_src = _input_source(graph, pick, 0)
-    if index is None or shape_src is None or graph.layer(shape_src[0]).type != "ShapeOf":
-        return None
-    shape_of = graph.layer(shape_src[0])
-    data = _input_source(graph, shape_of, 0)
-    if data is None:
-        return None
-    rank = shape_of.outputs[0].dims[0] if shape_of.outputs[0].dims else -1
-    if index < 0:
-        if rank is None or rank < 0:
-            return None
-        index += rank
-    return data, index
-
-
-def _trip_matches(graph: Graph, loop: Layer, x_src: tuple[int, int], axis: int) -> bool:
-    """Does the Loop's trip count equal ``X.shape[axis]`` for the X at ``x_src``?"""
-    trip_src = _input_source(graph, loop, 0)
-    trip = _scalar_int(_const(graph, trip_src))
-    if trip is not None:
-        port = graph.layer(x_src[0]).port(x_src[1])
-        dims = port.dims if port is not None else None
-        return dims is not None and axis < len(dims) and dims[axis] >= 0 and dims[axis] == trip
-    return _shape_index(graph, trip_src) == (x_src, axis)
-
-
 def _gathers(body: Graph, iteration: int, candidates: dict[int, PortMapEntry]
              ) -> dict[tuple[int, int], list[Layer]]:
     """Body Gathers of ``X[iteration]`` along a constant axis, by (Parameter, axis)."""
@@ -128,11 +49,11 @@ def _gathers(body: Graph, iteration: int, candidates: dict[int, PortMapEntry]
         if layer.type != "Gather" or len(layer.inputs) != 3 or \
                 layer.attrs.get("batch_dims", "0") != "0":
             continue
-        data = _input_source(body, layer, 0)
-        index = _input_source(body, layer, 1)
+        data = input_source(body, layer, 0)
+        index = input_source(body, layer, 1)
         if data is None or index is None or data[0] not in candidates or index[0] != iteration:
             continue
-        axis = _scalar_int(_const(body, _input_source(body, layer, 2)))
+        axis = scalar_int(const_of(body, input_source(body, layer, 2)))
         dims = body.layer(data[0]).outputs[0].dims
         if axis is None or dims is None:
             continue
@@ -146,7 +67,7 @@ def _gathers(body: Graph, iteration: int, candidates: dict[int, PortMapEntry]
 def _slice_loop(graph: Graph, loop: Layer) -> int:
     body = loop.bodies["body"]
     entries = loop.port_maps.get("port_map", [])
-    if not _all_true(_const(graph, _input_source(graph, loop, 1))):
+    if not all_true(const_of(graph, input_source(graph, loop, 1))):
         return 0
     iteration = next((e.internal_layer_id for e in entries
                       if e.kind == "input" and e.purpose == "current_iteration"), None)
@@ -156,7 +77,7 @@ def _slice_loop(graph: Graph, loop: Layer) -> int:
         return 0
     if body.layer(iteration).outputs[0].dims != ():
         return 0  # a [1] iteration number keeps the axis: not this rewrite
-    if not _all_true(_const(body, _input_source(body, body.layer(cond), 0))):
+    if not all_true(const_of(body, input_source(body, body.layer(cond), 0))):
         return 0
     carried = {edge.to_layer for edge in loop.back_edges}
     candidates = {e.internal_layer_id: e for e in entries
@@ -166,8 +87,8 @@ def _slice_loop(graph: Graph, loop: Layer) -> int:
     for (param_id, axis), gathers in _gathers(body, iteration, candidates).items():
         entry = candidates[param_id]
         index = loop.input_index(entry.external_port_id)
-        x_src = _input_source(graph, loop, index) if index is not None else None
-        if x_src is None or not _trip_matches(graph, loop, x_src, axis):
+        x_src = input_source(graph, loop, index) if index is not None else None
+        if x_src is None or not trip_matches(graph, loop, x_src, axis):
             continue
         _rewrite(graph, loop, body, entry, param_id, axis, gathers, x_src)
         count += len(gathers)
