@@ -57,12 +57,17 @@ def _output_axes(loop: object) -> list[int | None]:
 @pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (1, 0), (-1, 0), (0, 1), (1, 1),
                                                 (2, 1), (-1, 1)])
 def test_sequence_built_in_a_loop(axis: int, new_axis: int, tmp_path: Path) -> None:
-    ir = check_conversion(built_in_loop(axis, new_axis), {"X": X}, tmp_path)
+    (tmp_path / "loop").mkdir()
+    ir = check_conversion(built_in_loop(axis, new_axis), {"X": X}, tmp_path / "loop",
+                          vectorize=False)
     (loop,) = loop_layers(ir)
     # One element appended per iteration: the Loop stacks them itself (a concatenated
     # output along axis 0), nothing is carried.
     assert _output_axes(loop) == [0]
     assert loop.back_edges == []
+    # So its iterations are independent: by default the Loop is vectorised away.
+    assert not loop_layers(check_conversion(built_in_loop(axis, new_axis), {"X": X},
+                                            tmp_path))
 
 
 def test_prepending_insert(tmp_path: Path) -> None:
