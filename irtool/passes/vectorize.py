@@ -56,6 +56,9 @@ class BatchedForm:
 
     graph: Graph
     whole: list[tuple[int, int]]
+    count: int = -1
+    """The iteration count the form was built for, when the inputs' declared shapes fix
+    it (-1: any)."""
 
 
 @dataclass(frozen=True)
@@ -307,7 +310,7 @@ class _Batcher:
         for index in range(len(layer.outputs)):
             self.g.result(outputs[index], name=f"{layer.name}/output{index}")
         prune_graph(self.g.graph)  # e.g. an Unsqueeze whose stacking became a no-op
-        return BatchedForm(self.g.graph, self.whole)
+        return BatchedForm(self.g.graph, self.whole, self.trip_dim)
 
     def _fed(self, result_id: int) -> tuple[int, int]:
         """What feeds body Result ``result_id``, looking through Identity layers."""

@@ -32,7 +32,7 @@ import sys
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
@@ -336,6 +336,8 @@ def _batch_fits(batched: tuple[BatchedForm, Plan], it: Iteration, inputs: list[n
     """Does the batched form compute these iterations: is ``count`` the length of every
     sliced input and of every input the form reads whole?"""
     form = batched[0]
+    if form.count >= 0 and form.count != count:
+        return False
     for index, axis in [*((s.outer, s.axis) for s in it.slices), *form.whole]:
         shape = np.shape(inputs[index])
         if not -len(shape) <= axis < len(shape) or shape[axis] != count:
@@ -368,9 +370,12 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         cap, note = _cap(options)
         # The batched form runs exactly ``trip`` iterations over whole sliced inputs;
         # anything else (no iteration, unbounded, over the cap) is the loop's to handle.
-        if batched is not None and cond and 0 <= trip <= cap and \
+        if batched is not None and cond and 0 < trip <= cap and \
                 _batch_fits(batched, it, inputs, trip):  # type: ignore[arg-type]
-            return batched[1].execute(inputs)
+            try:
+                return batched[1].execute(inputs)
+            except IRToolError:
+                pass  # the loop says which body layer fails, in which iteration
         return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),  # type: ignore[operator]
                     bool(cond), cap, note)
 
@@ -395,8 +400,11 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
                         f"{sorted(counts)}")
         trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
         cap, note = _cap(options)
-        if batched is not None and trip <= cap:
-            return batched[1].execute(inputs)
+        if batched is not None and 0 < trip <= cap and _batch_fits(batched, it, inputs, trip):
+            try:
+                return batched[1].execute(inputs)
+            except IRToolError:
+                pass  # the loop says which body layer fails, in which iteration
         return _run(it, layer, scope, inputs, trip, True, cap, note)
 
     tensor_iterator.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
