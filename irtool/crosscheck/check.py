@@ -34,6 +34,9 @@ from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
 from .isolate import Isolated
 
+F64_CAUSE = "likely cause: OpenVINO's CPU plugin computes float64 in float32"
+"""Said of a float64 output OpenVINO gets wrong: its CPU plugin runs f64 ops in f32."""
+
 DEFAULT_TIMEOUT_S = 300.0
 """Seconds onnxruntime and OpenVINO may each take in a check."""
 
@@ -106,6 +109,8 @@ class CheckReport:
                     f"{len(self.outputs)} output(s)")
         bad = sorted({b.name for b in self.backends if not b.ok})
         text = f"FAIL: {', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not agree"
+        if bad == ["openvino"] and _only_f64(self.backend("openvino")):
+            text += f" on float64 output(s) only ({F64_CAUSE})"
         if self.reference != "onnxruntime":
             text += f" (onnxruntime failed; values compared with {self.reference})"
         return text
@@ -186,11 +191,27 @@ def check(model: onnx.ModelProto | str | os.PathLike,
             report.compared_with = reference.backend
             report.rows = compare_outputs(outputs, outcome.outputs or {},
                                           reference.outputs or {}, rtol=rtol, atol=atol)
+            if outcome.backend == "openvino":
+                _explain_f64(report)
         reports.append(report)
     input_rows = [{"name": n, "dtype": _dtype(v), "shape": list(np.shape(v)),
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
     return CheckReport(label, reference.backend if reference else "none", reports, outputs,
                        input_rows, ir_path, rtol, atol)
+
+
+def _explain_f64(report: BackendReport) -> None:
+    """Each float64 output OpenVINO's values miss gets the likely cause as its note."""
+    for row in report.rows:
+        if row.verdict == "mismatch" and row.ref_dtype == "float64":
+            row.note = f"{row.note}; {F64_CAUSE}" if row.note else F64_CAUSE
+
+
+def _only_f64(report: BackendReport) -> bool:
+    """Did the backend run, and is every output it gets wrong a float64 mismatch?"""
+    wrong = [r for r in report.rows if not r.ok]
+    return report.error is None and bool(wrong) and all(
+        r.verdict == "mismatch" and r.ref_dtype == "float64" for r in wrong)
 
 
 def _dtype(value: np.ndarray) -> str:

@@ -79,6 +79,10 @@ class Scope:
     values: dict[str, Value] = field(default_factory=dict)
     captures: list[Capture] = field(default_factory=list)
     description: str = "main graph"
+    opset: int | None = None
+    """The ai.onnx version of the nodes here when not the model's (a local function's)."""
+    depth: int = 0
+    """How many local function calls this scope is nested in."""
 
     @property
     def graph(self) -> Graph:
@@ -110,7 +114,8 @@ class Scope:
 
     def child(self, description: str) -> Scope:
         """A new scope for a body graph nested in this one."""
-        return Scope(frontend_builder(), parent=self, description=description)
+        return Scope(frontend_builder(), parent=self, description=description,
+                     opset=self.opset, depth=self.depth)
 
 
 class Conversion(Protocol):

@@ -17,6 +17,7 @@ The ``Converter`` does the work that is not one operator's business:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 from collections import Counter, defaultdict
@@ -45,6 +46,12 @@ from .context import (
     tensor_array,
 )
 from .input_shapes import InputShapes, fix_input_shapes
+from .local_functions import (
+    expand_local_function,
+    function_nodes,
+    function_opset,
+    local_functions,
+)
 from .protos import (
     ONNX_DOMAINS,
     elem_type_name,
@@ -107,6 +114,7 @@ class Converter:
         self.uses: dict[str, list[tuple[onnx.NodeProto | None, int]]] = {}
         self.deferred: set[str] = set()
         self.concatenated: dict[str, int] = {}
+        self.functions: dict[tuple[str, str], onnx.FunctionProto] = {}
 
     def sequence_element(self, name: str) -> TensorInfo | None:
         """The element type of the empty sequence ``name`` (None when unknown)."""
@@ -159,14 +167,18 @@ class Converter:
             return 1
         return max(versions)
 
-    def _domain_opset(self, node: onnx.NodeProto) -> int | None:
-        """The opset version the model imports for ``node``'s domain (None: not imported)."""
+    def _domain_opset(self, node: onnx.NodeProto, onnx_opset: int | None = None
+                      ) -> int | None:
+        """The opset version imported for ``node``'s domain (None: not imported);
+        ``onnx_opset`` is the ai.onnx version where it is not the model's (in a local
+        function)."""
         if node.domain in ONNX_DOMAINS:
-            return self.opset
+            return onnx_opset or self.opset
         return self.domain_opsets.get(node.domain)
 
-    def _translator(self, node: onnx.NodeProto) -> Translator | None:
-        opset = self._domain_opset(node)
+    def _translator(self, node: onnx.NodeProto, onnx_opset: int | None = None
+                    ) -> Translator | None:
+        opset = self._domain_opset(node, onnx_opset)
         if opset is None:
             return None
         domain = "" if node.domain in ONNX_DOMAINS else node.domain
@@ -182,13 +194,19 @@ class Converter:
             if advice is not None:
                 raise self.error(f"{node.op_type}: {advice}", node=node_label(node))
 
-    def _check_io_types(self, graph: onnx.GraphProto) -> None:
+    def _check_io_types(self, graph: onnx.GraphProto, kinds: tuple[str, ...]) -> None:
+        """Graph inputs and outputs (``kinds``) must be tensors of a supported type."""
         initializers = {i.name for i in graph.initializer}
         for kind, values in (("input", graph.input), ("output", graph.output)):
+            if kind not in kinds:
+                continue
             for vi in values:
                 if kind == "input" and vi.name in initializers:
                     continue
                 which = vi.type.WhichOneof("value")
+                if which is None and kind == "output":
+                    raise self.error(f"graph output {vi.name!r} has no type, and ONNX shape "
+                                     "inference gives it none")
                 if which != "tensor_type":
                     raise self.error(f"graph {kind} {vi.name!r} has an unsupported type "
                                      f"({type_name(vi.type)}): only tensors can be IR "
@@ -197,12 +215,31 @@ class Converter:
                     raise self.error(f"graph {kind} {vi.name!r} has an unsupported element "
                                      f"type ({type_name(vi.type)})")
 
+    def _check_typed_outputs(self, graph: onnx.GraphProto) -> None:
+        """Outputs that declare a type must declare a supported tensor type; an output
+        without one waits for shape inference (``_check_io_types`` after it)."""
+        typed = onnx.GraphProto()
+        typed.output.extend(vi for vi in graph.output if vi.type.WhichOneof("value"))
+        self._check_io_types(typed, ("output",))
+
     def _check_ops(self, graph: onnx.GraphProto) -> None:
-        """One ``UnsupportedOpError`` listing every op without a translator, with counts."""
+        """One ``UnsupportedOpError`` listing every op without a translator, with counts
+        (in the local functions the model calls too, each in its own opset)."""
         missing: dict[str, list[str]] = defaultdict(list)
-        for node in walk_nodes(graph):
-            if self._translator(node) is None:
-                missing[qualified(node.op_type, node.domain)].append(node_label(node))
+        todo: list[tuple[list[onnx.NodeProto], int]] = [(list(walk_nodes(graph)), self.opset)]
+        called: set[tuple[str, str]] = set()
+        while todo:
+            nodes, opset = todo.pop()
+            for node in nodes:
+                key = (node.domain, node.op_type)
+                if key in self.functions:
+                    if key not in called:
+                        called.add(key)
+                        function = self.functions[key]
+                        todo.append((function_nodes(function),
+                                     function_opset(function, self.opset)))
+                elif self._translator(node, opset) is None:
+                    missing[qualified(node.op_type, node.domain)].append(node_label(node))
         if not missing:
             return
         counts = Counter({op: len(nodes) for op, nodes in missing.items()})
@@ -226,14 +263,19 @@ class Converter:
         proto = self.proto
         check_model(proto, self.source)
         self._refuse_map_ops(proto.graph)
-        self._check_io_types(proto.graph)
+        self._check_io_types(proto.graph, ("input",))
+        self._check_typed_outputs(proto.graph)
         if proto.functions:
             try:
                 proto = onnx.inliner.inline_local_functions(proto)
             except Exception as err:
                 raise self.error(f"cannot inline the model's local functions: {err}") from None
+        # What ONNX's inliner leaves (functions importing other opset versions than the
+        # model) is expanded where called, in the function's opset (``local_functions``).
+        self.functions = local_functions(proto)
         verdict = analysis.analyse(proto)
         proto = verdict.inferred or proto  # without inference the translators still decide
+        self._check_io_types(proto.graph, ("output",))
         self.sequence_elements = sequences.element_types(proto)
         self.uses = sequences.name_uses(proto)
         self.deferred = sequences.deferred_empties(proto, self.uses)
@@ -337,21 +379,29 @@ class Converter:
     def translate_node(self, node: onnx.NodeProto, scope: Scope,
                        infos: dict[str, TensorInfo]) -> None:
         """Translate one node and define its outputs in ``scope``."""
-        translator = self._translator(node)
+        function = self.functions.get((node.domain, node.op_type))
+        opset = self._domain_opset(node, scope.opset)
+        translator: Translator | None
+        if function is not None:
+            translator = functools.partial(expand_local_function, function=function,
+                                           functions=self.functions,
+                                           translate=self.translate_node)
+            opset = scope.opset or self.opset
+        else:
+            translator = self._translator(node, scope.opset)
         if translator is None:
-            if node.domain not in ONNX_DOMAINS and self._domain_opset(node) is None:
+            if node.domain not in ONNX_DOMAINS and opset is None:
                 raise self.error(f"operator domain {node.domain!r} is not supported",
                                  node=node_label(node))
             raise UnsupportedOpError(f"{qualified(node.op_type, node.domain)} (opset "
-                                     f"{self._domain_opset(node)}) is not supported",
+                                     f"{opset}) is not supported",
                                      file=self.source, node=node_label(node))
-        opset = self._domain_opset(node)
         assert opset is not None  # a translator was found for it
         ctx = NodeContext(node, scope, opset, self,
                           [infos.get(o) if o else None for o in node.output])
         try:
-            wrong = check_input_types(node, opset,
-                                      [v.element_type if v else None for v in ctx.inputs])
+            wrong = None if function is not None else check_input_types(
+                node, opset, [v.element_type if v else None for v in ctx.inputs])
             if wrong is not None:
                 raise ctx.error(wrong)
             values = list(translator(ctx))

@@ -320,3 +320,39 @@ def test_isolated_backend_survives_a_crash_and_a_hang(
 def test_loop_condition_inputs_start_true() -> None:
     model = predict_net_model()
     assert all(bool(make_inputs(model, seed=s)[0]["keepgoing"]) for s in range(10))
+
+
+def test_openvino_float64_mismatch_names_the_likely_cause() -> None:
+    """scikit-learn's GaussianProcessRegressor in float64 (a checked-in exporter fixture):
+    onnxruntime and irtool compute in float64, OpenVINO's CPU plugin in float32, and its
+    predicted std misses the tolerance. The report says why, on the row and the verdict."""
+    from support import REPO
+
+    folder = REPO / "tests" / "fixtures" / "onnx_exporters"
+    name = "skl_gaussian_process_f64_small_noise"
+    with np.load(folder / f"{name}.inputs.npz") as npz:
+        feed = {k: npz[k] for k in npz.files}
+    report = check(folder / f"{name}.onnx", feed)
+    assert report.backend("irtool").ok
+    wrong = [r for r in report.backend("openvino").rows if not r.ok]
+    assert [(r.output, r.ref_dtype, r.verdict) for r in wrong] == \
+        [("GPcovstd", "float64", "mismatch")]
+    cause = "OpenVINO's CPU plugin computes float64 in float32"
+    assert cause in wrong[0].describe()
+    assert report.verdict().startswith("FAIL: openvino does not agree on float64 output(s)")
+    assert cause in report.verdict()
+
+
+def test_float64_note_is_for_float64_mismatches_only() -> None:
+    """A float32 mismatch, or a float64 output of the wrong shape, keeps its plain words."""
+    from irtool.crosscheck.check import BackendReport, CheckReport, _explain_f64
+    from irtool.crosscheck.compare import Comparison
+
+    rows = [Comparison("a", "mismatch", ref_dtype="float32", mismatched=1, total=4),
+            Comparison("b", "shape", shape=(2,), ref_shape=(3,), ref_dtype="float64")]
+    report = BackendReport("openvino", None, 0.0, rows)
+    _explain_f64(report)
+    assert all("float64" not in r.describe() for r in rows)
+    full = CheckReport("m", "onnxruntime", [BackendReport("onnxruntime", None, 0.0), report],
+                       ["a", "b"], [])
+    assert full.verdict() == "FAIL: openvino does not agree"

@@ -221,3 +221,24 @@ def test_compress_to_fp16(tmp_path: Path) -> None:
                                atol=2e-3)
     np.testing.assert_allclose(irtool.run(irtool.load(xml), {"x": X})["y"], expected,
                                rtol=2e-3, atol=2e-3)
+
+
+def test_untyped_graph_output_takes_the_inferred_type(tmp_path: Path) -> None:
+    """onnxscript writes graph outputs without a type: shape inference gives them one
+    before the output is judged."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])]
+    model = make_model(nodes, [vi("x", np.float32, [2, 3])], [])
+    model.graph.output.append(onnx.ValueInfoProto(name="y"))
+    x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32)
+    # ONNX's checker wants every value_info typed; onnxruntime (the reference) does not.
+    check_conversion(model, {"x": x}, tmp_path, checker=False,
+                     expected=run_onnxruntime(model, {"x": x}))
+
+
+def test_untyped_sequence_graph_output_is_refused_once_inferred() -> None:
+    model = make_model([helper.make_node("SequenceConstruct", ["x"], ["s"])],
+                       [vi("x", np.float32, [2])], [])
+    model.graph.output.append(onnx.ValueInfoProto(name="s"))
+    with pytest.raises(irtool.ConversionError,
+                       match=r"graph output 's' has an unsupported type \(sequence of"):
+        irtool.convert(model)

@@ -32,14 +32,7 @@ FIXTURES = {entry["name"]: entry for entry in MANIFEST["fixtures"]}
 
 
 # name -> why irtool does not convert or run it yet (issue 10 says what to build).
-KNOWN_GAPS: dict[str, str] = {
-    "onnxscript_scan": "graph output without a declared type is refused before inference",
-    "onnxscript_map_loop_w16": "graph output without a declared type is refused before "
-                               "inference",
-    "onnxscript_local_function_loop": "model-local function with its own opset import is "
-                                      "not inlined (local.fixtures:smooth)",
-    "skl_knn_imputer": "model-local functions with their own opset imports are not inlined",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 # name -> why irtool's runtime refuses or disagrees while OpenVINO on irtool's IR agrees.
 IRTOOL_GAPS: dict[str, str] = {
@@ -51,6 +44,8 @@ IRTOOL_GAPS: dict[str, str] = {
 OPENVINO_GAPS: dict[str, str] = {
     "skl_pipeline_onehot_strings": "OpenVINO's CPU plugin has no Equal on strings "
                                   "(OneHotEncoder of string categories)",
+    "skl_knn_imputer": "OpenVINO's CPU plugin refuses an If whose branches give outputs of "
+                       "different ranks ('If operation with dynamic rank')",
     "skl_gaussian_process_f64_small_noise": "OpenVINO's CPU plugin computes float64 in "
                                             "float32 (std off by 2.7e-4)",
 }

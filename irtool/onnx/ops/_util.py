@@ -81,6 +81,13 @@ def norm_axis(ctx: NodeContext, axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
+def axis_of(ctx: NodeContext, axis: int, value: Value) -> int:
+    """``axis`` of ``value``, normalised when its rank is known; when it is not, as given,
+    for an IR op that counts a negative axis from the end itself (translators ask for the
+    rank only where they use it)."""
+    return axis if value.rank is None else norm_axis(ctx, axis, value.rank)
+
+
 def norm_axes(ctx: NodeContext, axes: Sequence[int], rank: int) -> list[int]:
     return [norm_axis(ctx, int(a), rank) for a in axes]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..context import NodeContext, Value, onnx_op
 from ._util import (
     I64,
+    axis_of,
     binary,
     const_of,
     convert,
@@ -117,10 +118,10 @@ def swish(ctx: NodeContext) -> list[Value | None]:
 # -- softmax family ----------------------------------------------------------------------
 def _softmax(ctx: NodeContext, ir_type: str, version: str, legacy: bool) -> Value:
     x = ctx.required_input(0)
-    rank = rank_of(ctx, x)
     if not legacy:
-        axis = norm_axis(ctx, int(ctx.attr("axis", -1)), rank)
+        axis = axis_of(ctx, int(ctx.attr("axis", -1)), x)
         return emit1(ctx, ir_type, version, [x], {"axis": axis})
+    rank = rank_of(ctx, x)
     # Before opset 13 the input is coerced to 2-D at ``axis`` and the op runs on dim 1.
     axis = norm_axis(ctx, int(ctx.attr("axis", 1)), rank) if rank else 0
     if axis == rank - 1:

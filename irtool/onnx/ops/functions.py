@@ -11,11 +11,12 @@ private) and translates its nodes one by one into the same IR graph.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import onnx
 from onnx import helper as onnx_helper
 
+from ...opset import TensorInfo
 from ..context import NodeContext, Scope, Value, find_translator, onnx_op, translators
 from ..protos import ONNX_DOMAINS, subgraphs
 from ..tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type
@@ -49,7 +50,7 @@ def expand_function(ctx: NodeContext) -> list[Value | None]:
     fn_opset = next((o.version for o in function.opset_import if o.domain in ONNX_DOMAINS),
                     ctx.opset)
     body = _expand(node, function)
-    infos = _infer_body(ctx, body, inputs, function)
+    infos = infer_call(ctx, body, inputs, function)
     # A private name table on the same graph: body names cannot clash with the model's.
     scope = Scope(ctx.builder, parent=None, description=f"function body of {ctx.name}")
     for name, value in zip(node.input, inputs):
@@ -142,6 +143,20 @@ def _resolve_attribute_refs(function: onnx.FunctionProto, node: onnx.NodeProto) 
     resolve(list(function.node))
 
 
+def expand_call(node: onnx.NodeProto, function: onnx.FunctionProto,
+                defaults: list[onnx.AttributeProto]) -> list[onnx.NodeProto]:
+    """The body of ``function`` for the call ``node``: attribute references resolved
+    (the node's attributes, else ``defaults``), names mapped as by ``_expand``."""
+    copy = onnx.FunctionProto()
+    copy.CopyFrom(function)
+    full = onnx.NodeProto()
+    full.CopyFrom(node)
+    given = {a.name for a in node.attribute}
+    full.attribute.extend(a for a in defaults if a.name not in given)
+    _resolve_attribute_refs(copy, full)
+    return _expand(node, copy)
+
+
 def _expand(node: onnx.NodeProto, function: onnx.FunctionProto) -> list[onnx.NodeProto]:
     """The body's nodes with formal names mapped to the node's and internal names prefixed."""
     prefix = f"{node.output[0] if node.output else node.op_type}::{node.op_type}::"
@@ -180,9 +195,11 @@ def _rename_node(node: onnx.NodeProto, rename: Callable[[str], str]) -> None:
             _rename_node(sub, rename)
 
 
-def _infer_body(ctx: NodeContext, body: list[onnx.NodeProto], inputs: list[Value | None],
-                function: onnx.FunctionProto) -> dict[str, object]:
-    """ONNX shape inference over the expanded body (best effort; unknown -> absent)."""
+def infer_call(ctx: NodeContext, body: list[onnx.NodeProto], inputs: list[Value | None],
+               function: onnx.FunctionProto,
+               functions: Sequence[onnx.FunctionProto] = ()) -> dict[str, TensorInfo]:
+    """ONNX shape inference over the expanded body (best effort; unknown -> absent);
+    ``functions`` are the model-local functions the body may call."""
     node = ctx.node
     graph_inputs = [
         onnx.ValueInfoProto(name=name, type=_type_proto(value))
@@ -191,12 +208,12 @@ def _infer_body(ctx: NodeContext, body: list[onnx.NodeProto], inputs: list[Value
     outputs = [onnx.ValueInfoProto(name=name) for name in node.output if name]
     graph = onnx_helper.make_graph(body, "body", graph_inputs, outputs)
     model = onnx_helper.make_model(graph, opset_imports=list(function.opset_import) or [
-        onnx_helper.make_opsetid("", ctx.opset)])
+        onnx_helper.make_opsetid("", ctx.opset)], functions=list(functions))
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # inference is an aid here, not a requirement
         return {}
-    infos: dict[str, object] = {}
+    infos: dict[str, TensorInfo] = {}
     for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
         info = tensor_info_from_type(vi.type)
         if info is not None:

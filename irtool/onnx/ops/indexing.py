@@ -10,6 +10,7 @@ from ..context import NodeContext, Value, onnx_op
 from ._util import (
     FOLD_LIMIT,
     I64,
+    axis_of,
     binary,
     const_of,
     convert,
@@ -31,14 +32,18 @@ from ._util import (
 @onnx_op("Gather", 1, 11, 13)
 def gather(ctx: NodeContext) -> list[Value | None]:
     data, indices = ctx.required_input(0), ctx.required_input(1)
-    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank_of(ctx, data))
+    axis = axis_of(ctx, int(ctx.attr("axis", 0)), data)
     return [emit1(ctx, "Gather", "opset8", [data, indices, i64(ctx, axis)], {"batch_dims": 0})]
+
+
+def _known_non_negative(ctx: NodeContext, indices: Value) -> bool:
+    const = ctx.const_value(indices)
+    return const is not None and bool((const >= 0).all())
 
 
 def _non_negative(ctx: NodeContext, indices: Value, data: Value, axis: int) -> Value:
     """Indices with negative entries wrapped by the axis length (dropped when provably >= 0)."""
-    const = ctx.const_value(indices)
-    if const is not None and (const >= 0).all():
+    if _known_non_negative(ctx, indices):
         return indices
     dim = convert(ctx, dim_of(ctx, data, axis, keep_1d=False), indices.element_type)
     negative = binary(ctx, "Less", indices, const_of(ctx, 0, indices))
@@ -49,7 +54,10 @@ def _non_negative(ctx: NodeContext, indices: Value, data: Value, axis: int) -> V
 @onnx_op("GatherElements", 11, 13)
 def gather_elements(ctx: NodeContext) -> list[Value | None]:
     data, indices = ctx.required_input(0), ctx.required_input(1)
-    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank_of(ctx, data))
+    axis = int(ctx.attr("axis", 0))
+    # The rank matters only for a negative axis, and then only to wrap negative indices.
+    axis = axis_of(ctx, axis, data) if axis >= 0 or _known_non_negative(ctx, indices) else \
+        norm_axis(ctx, axis, rank_of(ctx, data))
     indices = _non_negative(ctx, indices, data, axis)
     return [emit1(ctx, "GatherElements", "opset6", [data, indices], {"axis": axis})]
 
@@ -75,7 +83,7 @@ def _reduction(ctx: NodeContext) -> str:
 @onnx_op("Scatter", 9, 11)
 def scatter_elements(ctx: NodeContext) -> list[Value | None]:
     data, indices, updates = (ctx.required_input(i) for i in range(3))
-    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank_of(ctx, data))
+    axis = axis_of(ctx, int(ctx.attr("axis", 0)), data)
     return [emit1(ctx, "ScatterElementsUpdate", "opset12", [data, indices, updates,
                                                             i64(ctx, axis)],
                   {"reduction": _reduction(ctx), "use_init_val": True})]

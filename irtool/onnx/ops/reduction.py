@@ -14,6 +14,7 @@ from ._util import (
     BOOL,
     I64,
     all_axes,
+    axis_of,
     binary,
     concat_1d,
     const_of,
@@ -175,10 +176,11 @@ def reduce_sum_square(ctx: NodeContext) -> list[Value | None]:
 def _arg(mode: str) -> Translator:
     def translate(ctx: NodeContext) -> list[Value | None]:
         data = ctx.required_input(0)
-        rank = rank_of(ctx, data)
-        axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank)
         keep = bool(ctx.attr("keepdims", 1))
         last = bool(ctx.attr("select_last_index", 0))
+        axis = int(ctx.attr("axis", 0))
+        # TopK and Squeeze count a negative axis from the end; Reverse needs it resolved.
+        axis = norm_axis(ctx, axis, rank_of(ctx, data)) if last else axis_of(ctx, axis, data)
         source = data
         if last:
             # The last extreme is the first one of the reversed tensor.
@@ -209,8 +211,7 @@ onnx_op("ArgMin", 1, 11, 12, 13)(_arg("min"))
 @onnx_op("TopK", 1, 10, 11, 24)
 def top_k(ctx: NodeContext) -> list[Value | None]:
     data = ctx.required_input(0)
-    rank = rank_of(ctx, data)
-    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), rank)
+    axis = axis_of(ctx, int(ctx.attr("axis", -1)), data)
     if ctx.opset < 10:
         k = i64(ctx, int(ctx.attr("k")))
     else:
