@@ -67,6 +67,9 @@ CASES = {
     "Squeeze negative axes": (lambda: _model(
         [const_node("a", [-2], I64), helper.make_node("Squeeze", ["x", "a"], ["y"])], 2),
         feeds(X[:, :1])),
+    "Flatten": (lambda: _model([helper.make_node("Flatten", ["x"], ["y"], axis=2)], 2), {}),
+    "Flatten axis 0": (lambda: _model([helper.make_node("Flatten", ["x"], ["y"], axis=0)], 2),
+                       {}),
     "Reshape": (lambda: _model([const_node("s", [0, -1], I64),
                                 helper.make_node("Reshape", ["x", "s"], ["y"])], 2), {}),
     "Slice": (lambda: _model([const_node("b", [1], I64), const_node("e", [3], I64),

@@ -271,7 +271,12 @@ def legacy_broadcast(ctx: NodeContext, a: Value, b: Value) -> Value:
 
 
 def flatten_2d(ctx: NodeContext, value: Value, axis: int) -> Value:
-    """``value`` reshaped to ``[prod(dims[:axis]), prod(dims[axis:])]`` (ONNX Flatten)."""
+    """``value`` reshaped to ``[prod(dims[:axis]), prod(dims[axis:])]`` (ONNX Flatten).
+
+    The rank is needed only for a negative ``axis``: otherwise the run-time shape's
+    first ``axis`` dims give the first dimension."""
+    if value.rank is None and axis >= 0:
+        return reshape(ctx, value, [1, -1]) if axis == 0 else _flatten_at(ctx, value, axis)
     rank = rank_of(ctx, value)
     axis = norm_axis(ctx, axis, rank + 1) if axis != rank else rank
     shape = value.shape
@@ -285,6 +290,11 @@ def flatten_2d(ctx: NodeContext, value: Value, axis: int) -> Value:
         return reshape(ctx, value, [-1, int(np.prod(shape[axis:]))])
     if shape is not None and all(d >= 0 for d in shape[:axis]):
         return reshape(ctx, value, [int(np.prod(shape[:axis])), -1])
+    return _flatten_at(ctx, value, axis)
+
+
+def _flatten_at(ctx: NodeContext, value: Value, axis: int) -> Value:
+    """``flatten_2d`` from the run-time shape: its first ``axis`` dims multiplied."""
     dims = shape_of(ctx, value)
     head = ctx.op1("Slice", "opset8", [dims, i64(ctx, [0]), i64(ctx, [axis]), i64(ctx, [1]),
                                        i64(ctx, [0])], outputs=[TensorInfo(I64, (axis,))])

@@ -130,8 +130,10 @@ def unsqueeze_(ctx: NodeContext) -> list[Value | None]:
 @onnx_op("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
 def flatten(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
-    rank = rank_of(ctx, x)
     axis = int(ctx.attr("axis", 1))
+    if x.rank is None and axis >= 0:
+        return [flatten_2d(ctx, x, axis)]  # the rank matters only for a negative axis
+    rank = rank_of(ctx, x)
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis <= rank:
         raise ctx.error(f"axis {axis} is out of range for rank {rank}")
