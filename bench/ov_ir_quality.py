@@ -50,8 +50,11 @@ def _ops(graph: onnx.GraphProto) -> set[str]:
     return ops
 
 
-def cases(quick: bool) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]]:
-    """(name, ONNX model, feeds) for every case."""
+Case = tuple[str, onnx.ModelProto, dict[str, np.ndarray], dict[str, bool]]
+
+
+def cases(quick: bool) -> Iterator[Case]:
+    """(name, ONNX model, feeds, irtool.convert options) for every case."""
     samples = REPO / "samples"
     if not (samples / "predict_net.onnx").exists():
         import subprocess
@@ -60,24 +63,26 @@ def cases(quick: bool) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndar
                        cwd=samples, capture_output=True)
     for path in sorted(samples.glob("*.onnx")):
         feeds = dict(np.load(path.with_suffix(".inputs.npz")))
-        yield f"sample {path.stem}", onnx.load(path), feeds
+        yield f"sample {path.stem}", onnx.load(path), feeds, {}
     sys.path.insert(0, str(REPO / "bench"))
     from loop_overhead import nest_case, rnn_case
     from map_loops import map_model
 
     for case in ([rnn_case(200, 8), rnn_case(50, 256), nest_case(10, 10)] if quick else
                  [rnn_case(10_000, 8), rnn_case(1_000, 256), nest_case(100, 100)]):
-        yield f"loop body {case.title}", case.model, case.feeds
+        yield f"loop body {case.title}", case.model, case.feeds, {}
     rng = np.random.default_rng(0)
     for width in (16, 256):
         model, _, _ = map_model(width)
         x = rng.standard_normal((1000, width)).astype(np.float32)
-        yield f"map loop width {width}", model, {"X": x}
+        yield f"map loop width {width}", model, {"X": x}, {}
+        # The loop form (--no-vectorize): Gather(X, i) against the sliced input.
+        yield f"map loop width {width}, --no-vectorize", model, {"X": x}, {"vectorize": False}
     for path in sorted(FIXTURES.glob("*.onnx")):
         model = onnx.load(path)
         if _ops(model.graph) & CONTROL_FLOW:
             yield f"exporter {path.stem}", model, dict(np.load(path.with_suffix(
-                ".inputs.npz")))
+                ".inputs.npz"))), {}
     from irtool.crosscheck import conformance
 
     with warnings.catch_warnings():
@@ -88,7 +93,14 @@ def cases(quick: bool) -> Iterator[tuple[str, onnx.ModelProto, dict[str, np.ndar
                 feeds, _ = conformance._feed_and_expected(case)
             except Exception:  # sequences / optionals: nothing to time on tensors
                 continue
-            yield f"node {name}", case.model, feeds
+            yield f"node {name}", case.model, feeds, {}
+
+
+def reason(err: Exception) -> str:
+    """The informative line of an error (OpenVINO's first line only says where)."""
+    lines = [ln.strip() for ln in str(err).splitlines()
+             if ln.strip() and not ln.startswith("Exception from")]
+    return (lines[0] if lines else type(err).__name__).replace("|", "/")[:110]
 
 
 def _sliced_loop_inputs(ir: irtool.Model) -> int:
@@ -147,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.budget or (1.0 if args.quick else 6.0)
     rows, skipped, ratios = [], [], []
     with tempfile.TemporaryDirectory(prefix="irtool-ovq-") as tmp:
-        for i, (name, model, feeds) in enumerate(cases(args.quick)):
+        for i, (name, model, feeds, options) in enumerate(cases(args.quick)):
             if args.only not in name:
                 continue
             folder = Path(tmp) / str(i)
@@ -155,24 +167,24 @@ def main(argv: list[str] | None = None) -> int:
             onnx_path = folder / "model.onnx"
             onnx.save(model, onnx_path)
             try:
-                ir = irtool.convert(model)
+                ir = irtool.convert(model, **options)
                 loops = sum(1 for _, layer in ir.graph.walk()
                             if layer.type in ("Loop", "TensorIterator", "If"))
                 xml = irtool.save(ir, folder / "model.xml")
                 ours = compiled(Path(xml), feeds)
-                sliced_ir = irtool.convert(model, slice_inputs=True)
+                sliced_ir = irtool.convert(model, slice_inputs=True, **options)
                 sliced = None
                 if _sliced_loop_inputs(sliced_ir) > _sliced_loop_inputs(ir):
                     sliced = compiled(Path(irtool.save(sliced_ir, folder / "sliced.xml")),
                                       feeds)
             except Exception as err:
-                skipped.append((name, f"irtool: {str(err).splitlines()[0][:90]}"))
+                skipped.append((name, f"irtool: {reason(err)}"))
                 continue
             try:
                 own = compiled(onnx_path, feeds)
                 want = own()
             except Exception as err:
-                skipped.append((name, f"OpenVINO own: {str(err).splitlines()[0][:90]}"))
+                skipped.append((name, f"OpenVINO own: {reason(err)}"))
                 continue
             if not same(ours(), want):
                 skipped.append((name, "outputs differ from OpenVINO's own conversion"))

@@ -75,15 +75,17 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
     return xml
 
 
-def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
             vectorize: bool = True, base_dir: PathLike | None = None,
             input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     A path loads its external data itself; for a ``ModelProto`` whose tensors
     live in external files, ``base_dir`` is the folder they are in.
-    ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in Loop bodies instead of
-    turning it into a sliced Loop input. ``input_shapes`` fixes dynamic dims of the
+    ``slice_inputs=True`` turns ``Gather(X, iteration)`` in Loop bodies into a sliced
+    Loop input where provably the same (off by default: OpenVINO's CPU plugin runs the
+    Gather form faster, and irtool's runtime slices internally either way).
+    ``input_shapes`` fixes dynamic dims of the
     graph's inputs, as ``ovc --input`` does: ``{"x": (1, None)}`` (None: left dynamic).
     ``vectorize=False`` keeps Loops and TensorIterators whose iterations are
     independent, which are otherwise replaced by their body computed once over all

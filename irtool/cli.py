@@ -69,7 +69,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise IRToolError(str(err)) from None
     out = output_path(args.model, args.output)
     check_writable(out)
-    model = api.convert(args.model, slice_inputs=not args.no_slice_inputs,
+    model = api.convert(args.model, slice_inputs=args.slice_inputs,
                         vectorize=not args.no_vectorize, input_shapes=shapes)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
@@ -312,9 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="store f32 constants as f16, decompressed at load. Off by default, "
                         "unlike ovc (which compresses unless told not to): irtool keeps the "
                         "weights exact so that check compares like with like")
-    p.add_argument("--no-slice-inputs", action="store_true",
-                   help="keep Gather(X, iteration) in loop bodies instead of sliced port_map "
-                        "inputs (default: sliced)")
+    slicing = p.add_mutually_exclusive_group()
+    slicing.add_argument("--slice-inputs", action="store_true",
+                         help="turn Gather(X, iteration) in loop bodies into sliced port_map "
+                              "inputs where provably the same (OpenVINO runs the Gather "
+                              "form faster)")
+    slicing.add_argument("--no-slice-inputs", dest="slice_inputs", action="store_false",
+                         help="keep Gather(X, iteration) in loop bodies (the default)")
     p.add_argument("--no-vectorize", action="store_true",
                    help="keep loops whose iterations are independent instead of computing "
                         "their body once over all iterations (default: vectorised)")

@@ -30,6 +30,7 @@ from .. import onnx_analysis as analysis
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Layer, Model
 from ..opset import TensorInfo
+from ..passes.identity import drop_identities
 from ..passes.prune import prune_model
 from ..passes.vectorize import vectorize_loops
 from ..sniff import refuse_other_kind
@@ -67,14 +68,15 @@ from .tensor_types import ONNX_TO_ELEMENT_TYPE, refine, tensor_info_from_type, v
 PathLike = str | os.PathLike
 
 
-def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                   vectorize: bool = True, base_dir: PathLike | None = None,
                   input_shapes: InputShapes | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
-    loads its own). ``slice_inputs=False`` keeps ``Gather(X, iteration)`` in loop
-    bodies instead of turning it into a sliced Loop input. ``input_shapes`` fixes
+    loads its own). ``slice_inputs=True`` turns ``Gather(X, iteration)`` in loop
+    bodies into a sliced Loop input where provably the same (off by default: the
+    Gather is the form OpenVINO runs faster). ``input_shapes`` fixes
     dynamic dims of graph inputs (name -> dims, None for a dim left dynamic).
     ``vectorize=False`` keeps loops whose iterations are independent instead of batching
     them (``irtool.passes.vectorize``).
@@ -95,7 +97,7 @@ def _domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
 class Converter:
     """Converts one ONNX model; ``convert()`` returns the IR ``Model``."""
 
-    def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = True,
+    def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                  vectorize: bool = True, base_dir: PathLike | None = None,
                  input_shapes: InputShapes | None = None) -> None:
         self.source: str | None = None
@@ -311,6 +313,7 @@ class Converter:
         prune_model(model)
         if self.vectorize and vectorize_loops(model):
             prune_model(model)
+        drop_identities(model)  # OpenVINO runs each as a node (per iteration in a body)
         if self.slice_inputs:
             slice_loop_inputs(model)
             prune_model(model)

@@ -134,18 +134,34 @@ def test_not_provable_keeps_the_gather(variant: dict, extra: dict, tmp_path: Pat
     assert _body_gathers(ir) == 1
 
 
-def test_cli_no_slice_inputs(tmp_path: Path) -> None:
+def test_cli_slice_inputs(tmp_path: Path) -> None:
+    """The Gather stays by default (and with --no-slice-inputs); --slice-inputs slices."""
     import onnx
 
     from irtool.cli import main
 
     onnx.save(loop_over(0), tmp_path / "m.onnx")
-    assert main(["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "on.xml")]) == 0
-    assert main(["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "off.xml"),
-                 "--no-slice-inputs"]) == 0
+    m = str(tmp_path / "m.onnx")
+    assert main(["convert", m, "-o", str(tmp_path / "default.xml")]) == 0
+    assert main(["convert", m, "-o", str(tmp_path / "on.xml"), "--slice-inputs"]) == 0
+    assert main(["convert", m, "-o", str(tmp_path / "off.xml"), "--no-slice-inputs"]) == 0
     assert _sliced_axes(irtool.load(tmp_path / "on.xml")) == [0]
-    assert _sliced_axes(irtool.load(tmp_path / "off.xml")) == []
     assert 'axis="0" external_port_id' in (tmp_path / "on.xml").read_text()
+    for form in ("default", "off"):
+        ir = irtool.load(tmp_path / f"{form}.xml")
+        assert _sliced_axes(ir) == [] and _body_gathers(ir) == 1
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_default_form_keeps_the_gather_for_openvino(axis: int, tmp_path: Path) -> None:
+    """convert's default IR reads row i with Gather(X, i) in the body, the form OpenVINO's
+    CPU plugin runs faster than a sliced input (bench/ov_ir_quality.py): it validates,
+    and OpenVINO and irtool match onnxruntime on it."""
+    model = loop_over(axis)
+    elem = model.graph.input[1].type.tensor_type.shape.dim[0].dim_value
+    feeds = {"X": X, "acc0": np.linspace(0, 1, elem, dtype=F32)}
+    ir = check_conversion(model, feeds, tmp_path)
+    assert _sliced_axes(ir) == [] and _body_gathers(ir) == 1
 
 
 def loop_over_carried_x() -> object:

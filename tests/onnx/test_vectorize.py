@@ -151,15 +151,15 @@ def test_vectorised_after_slicing_too(kind: str, tmp_path: Path) -> None:
     """With the sliced-input pass the Loop reads a sliced port-map input; the runtime
     batches that form (and the pass runs before slicing, so the IR has no Loop)."""
     model, feeds = map_loop(kind)
-    kept = irtool.convert(model, vectorize=False)
+    kept = irtool.convert(model, vectorize=False, slice_inputs=True)
     (loop,) = loop_layers(kept)
-    assert any(e.axis is not None for e in loop.port_maps["port_map"])
+    assert any(e.axis is not None for e in loop.port_maps["port_map"] if e.kind == "input")
     assert why_not(loop) is None
     expected = run_onnxruntime(model, feeds)
     for vectorize in (True, False):
         got = Executor(kept, vectorize=vectorize).run(feeds)
         np.testing.assert_allclose(got["Y"], expected["Y"], rtol=1e-5, atol=1e-5)
-    assert not loop_layers(irtool.convert(model))
+    assert not loop_layers(irtool.convert(model, slice_inputs=True))
 
 
 @pytest.mark.parametrize("kind", STAY_LOOPS)
@@ -231,3 +231,19 @@ def test_reversed_scan_stays(tmp_path: Path) -> None:
     ir = check_conversion(model, feeds, tmp_path)
     (ti,) = loop_layers(ir, "TensorIterator")
     assert "steps of one part" in (why_not(ti) or "")
+
+
+def test_identities_go_from_bodies_and_stay_on_named_outputs(tmp_path: Path) -> None:
+    """Emitted form for OpenVINO: a body's Identity layers are dropped (OpenVINO runs each
+    as a node per iteration), an Identity naming a model output stays; the IR validates
+    and OpenVINO and irtool match onnxruntime."""
+    model, feeds = map_loop("carried")
+    graph = model.graph
+    graph.node.append(helper.make_node("Identity", ["Y"], ["Y_named"]))
+    graph.output.append(vi("Y_named", F32, [None, None]))
+    ir = check_conversion(model, feeds, tmp_path, atol=1e-5)
+    (loop,) = loop_layers(ir)
+    assert not loop.bodies["body"].layers_of_type("Identity")
+    assert len(ir.graph.layers_of_type("Identity")) == 1
+    kept = irtool.convert(model, vectorize=False)
+    assert len([1 for _, layer in kept.graph.walk() if layer.type == "Identity"]) == 1

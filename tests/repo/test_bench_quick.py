@@ -82,3 +82,19 @@ def test_fake_quantize_bench_small() -> None:
     for row in rows:
         agree, diff = row.split()[-4], float(row.split()[-3])
         assert agree.endswith("%") and 0 <= diff < 1
+
+
+MAP_LOOPS = REPO / "bench" / "map_loops.py"
+
+
+def test_map_loops_quick() -> None:
+    """bench/map_loops.py runs, every column agrees with the batched numpy op (exit 0),
+    and it says for both widths whether each target is met. No timing is asserted."""
+    proc = subprocess.run([sys.executable, str(MAP_LOOPS), "--quick", "--repeats", "1",
+                           "--iterations", "200"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WRONG" not in proc.stdout and "failed" not in proc.stdout
+    for width in (16, 256):
+        assert f"width {width}: irtool / numpy batched" in proc.stdout
+    assert "width 16: OpenVINO own / OpenVINO on irtool's IR" in proc.stdout

@@ -113,7 +113,7 @@ def ov_outputs(compiled, request) -> dict[str, np.ndarray]:  # ov.CompiledModel,
 
 
 def check_conversion(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], tmp_path: Path,
-                     *, slice_inputs: bool = True, vectorize: bool = True,
+                     *, slice_inputs: bool = False, vectorize: bool = True,
                      expected: Mapping[str, np.ndarray] | None = None, rtol: float = 1e-5,
                      atol: float = 1e-6, checker: bool = True
                      ) -> irtool.Model:
