@@ -520,12 +520,20 @@ class Model:
         return [tensor_name(p, p.outputs[0] if p.outputs else None) for p in self.inputs]
 
     def output_names(self) -> list[str]:
-        """Tensor names of the model outputs (the names of the port feeding each Result)."""
+        """Tensor names of the model outputs (the names of the port feeding each Result).
+
+        IR v10 ports often carry no names; OpenVINO then names an output after the layer
+        feeding its Result (``layer.N`` when that layer has several outputs), and so do we.
+        """
         names = []
         for r in self.outputs:
             src = self.graph.source(r.id, r.inputs[0].id) if r.inputs else None
-            port = self.graph.layer(src[0]).port(src[1]) if src and src[0] in self.graph else None
-            names.append(tensor_name(r, port))
+            feeder = self.graph.layer(src[0]) if src and src[0] in self.graph else None
+            port = feeder.port(src[1]) if feeder is not None and src else None
+            if self.version < 11 and feeder is not None and port is not None and not port.names:
+                names.append(legacy_output_name(feeder, port))
+            else:
+                names.append(tensor_name(r, port))
         return names
 
 
@@ -536,6 +544,14 @@ def tensor_name(layer: Layer, port: Port | None) -> str:
     if layer.type == "Result" and "output_names" in layer.extra:
         return split_names(layer.extra["output_names"])[0]
     return layer.name
+
+
+def legacy_output_name(layer: Layer, port: Port) -> str:
+    """OpenVINO's name for an unnamed output of an IR v10 layer: the layer's name, with
+    ``.N`` (N the output's position) when the layer has more than one output."""
+    if len(layer.outputs) == 1:
+        return layer.name
+    return f"{layer.name}.{layer.outputs.index(port)}"
 
 
 def split_names(text: str) -> tuple[str, ...]:

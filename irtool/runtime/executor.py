@@ -128,4 +128,7 @@ def _compile(model: Model, max_iterations: int | None,
              vectorize: bool = True) -> tuple[Plan, RunOptions]:
     options = RunOptions(max_iterations=max_iterations, check_declared=True,
                          variables=Variables(), vectorize=vectorize)
-    return compile_graph(model.graph, "", options), options
+    plan = compile_graph(model.graph, "", options)
+    if model.version < 11:  # unnamed v10 outputs are named after their layer (see Model)
+        plan.output_names = model.output_names()
+    return plan, options

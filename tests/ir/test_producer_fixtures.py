@@ -44,8 +44,6 @@ KNOWN_GAPS: dict[str, str] = {
     "runtime/detokenizer": 'detokenizer.xml: layer 6 "VocabDecoder_906485" '
                            "(VocabDecoder-extension): operation VocabDecoder-extension is not "
                            "supported by the irtool runtime",
-    "runtime/cnn_v10": "step 0: outputs ['Result_3802'] != ['aten::softmax/Softmax'] (an IR v10 "
-                       "output is named after the layer feeding its Result, as OpenVINO names it)",
 }
 
 
