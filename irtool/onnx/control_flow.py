@@ -201,9 +201,16 @@ def _trip_count(ctx: NodeContext) -> Value:
     # INT64_MAX is how exporters spell "no limit"; OpenVINO's frontend also maps it to -1.
     if known is not None and known.size == 1 and int(known.reshape(-1)[0]) == INT64_MAX:
         return ctx.const(np.array([-1], dtype=np.int64))
+    if known is not None and known.size == 1 and int(known.reshape(-1)[0]) < 0:
+        # ONNX runs ``for i < M``: a negative M is no iteration (as onnxruntime runs it),
+        # where a negative IR trip count means no limit.
+        return ctx.const(np.array([0], dtype=np.int64))
     if m.element_type not in (I64, ELEMENT_TYPES["i32"]):
         m = ctx.op1("Convert", "opset1", [m], {"destination_type": "i64"},
                     outputs=[TensorInfo(I64, m.shape)])
+    if known is None:  # a negative M at run time is no iteration too, not "no limit"
+        m = ctx.op1("Maximum", "opset1", [m, ctx.const(np.zeros((), m.element_type.dtype))],
+                    {"auto_broadcast": "numpy"}, outputs=[m.info])
     return m
 
 
@@ -346,6 +353,13 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         else:
             loop.output(result, info, axis=axis, **_slicing())
     built = list(loop.build()[1])
+    if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
+        # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
+        # times when it has a concatenated output (docs/openvino-quirks.md). None runs:
+        # the carried values stay the initial ones, the scan outputs are empty. The
+        # Loop, now unused, is pruned.
+        built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
+                                        [start for start, _, _ in grown]) or built
     values: list[Value | None] = [None] * len(ctx.node.output)
     for position, k in enumerate(order):
         values[k] = built[position]
@@ -388,6 +402,32 @@ def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
     joined = scope.builder.op("Concat", "opset1", [param, element], {"axis": axis},
                               outputs=[info])[0]
     return start, param, _result(scope, joined), info
+
+
+def _runs_zero_times(ctx: NodeContext, trip: Value) -> bool:
+    """Is the IR trip count a constant that runs no iteration (0; a constant false
+    condition was made a trip count of 0 above)?"""
+    known = fold_constant(ctx.scope.graph, trip)
+    return known is not None and known.size == 1 and int(known.reshape(-1)[0]) == 0
+
+
+def _zero_iteration_outputs(ctx: NodeContext, initial: Sequence[Value],
+                            scans: Sequence[Value], results: Sequence[tuple[Layer, int | None]],
+                            starts: Sequence[Value]) -> list[Value] | None:
+    """The Loop's outputs after no iteration: the initial carried values, empty constants
+    ``[0, *element]`` for the scan outputs, the empty start of a tensor grown by Concat;
+    None when an element's shape or type is not static."""
+    outputs = list(initial)
+    pending = iter(starts)
+    for value, (_, axis) in zip(scans, results):
+        if axis is None:  # a carried tensor grown by Concat: its empty start
+            outputs.append(next(pending))
+            continue
+        et = value.element_type
+        if value.shape is None or any(d < 0 for d in value.shape) or et.dtype is None:
+            return None
+        outputs.append(ctx.const(np.zeros((0, *value.shape), dtype=et.dtype), et))
+    return outputs
 
 
 # ---------------------------------------------------------------------------

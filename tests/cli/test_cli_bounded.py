@@ -97,3 +97,59 @@ def test_the_command_line_defaults_are_the_api_s(capsys: pytest.CaptureFixture[s
         text = " ".join(capsys.readouterr().out.split())
         assert "(default 300)" in text
     assert api.OPENVINO_TIMEOUT_S == CHECK_TIMEOUT_S == 300.0
+
+
+def _nested_ifs(depth: int) -> onnx.ModelProto:
+    """``depth`` Ifs, each in the then-branch of the next (Neg at the bottom, x + x in
+    every else-branch)."""
+    vi = h.make_tensor_value_info
+    branch = h.make_graph([h.make_node("Neg", ["x"], ["o0"])], "leaf", [],
+                          [vi("o0", T.FLOAT, [2])])
+    for d in range(1, depth + 1):
+        other = h.make_graph([h.make_node("Add", ["x", "x"], [f"e{d}"])], f"else{d}", [],
+                             [vi(f"e{d}", T.FLOAT, [2])])
+        node = h.make_node("If", ["c"], [f"o{d}"], then_branch=branch, else_branch=other,
+                           name=f"if{d}")
+        branch = h.make_graph([node], f"then{d}", [], [vi(f"o{d}", T.FLOAT, [2])])
+    graph = h.make_graph(list(branch.node), "nested", [vi("c", T.BOOL, []),
+                                                       vi("x", T.FLOAT, [2])],
+                         [vi(f"o{depth}", T.FLOAT, [2])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_check_on_30_nested_ifs_is_bounded(cond: bool, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """It took over 300 s (OpenVINO compiling 30 nested Ifs runs on and on); now OpenVINO
+    is stopped at --timeout, and irtool's column still matches onnxruntime (-x, or 2x)."""
+    import time
+
+    path = tmp_path / "nested.onnx"
+    onnx.save(_nested_ifs(30), path)
+    x = np.array([1.5, -2.0], np.float32)
+    np.savez(tmp_path / "in.npz", c=np.array(cond), x=x)
+    want = -x if cond else x + x
+    started = time.monotonic()
+    rc = cli_main(["check", str(path), str(tmp_path / "in.npz"), "--timeout", "5", "--json"])
+    elapsed = time.monotonic() - started
+    assert elapsed < 120, elapsed
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    backends = {b["name"]: b for b in report["backends"]}
+    assert backends["onnxruntime"]["ok"] and backends["irtool"]["ok"], backends
+    assert [o["verdict"] for o in backends["irtool"]["outputs"]] == ["ok"]
+    openvino = backends["openvino"]
+    assert openvino["ok"] or openvino["error"] == "openvino gave no result within 5 s (stopped)"
+    assert rc == (0 if openvino["ok"] else 1)
+    ours = irtool.run(irtool.convert(path), {"c": np.array(cond), "x": x})["o30"]
+    np.testing.assert_array_equal(ours, want)  # hand numpy, the check's reference aside
+
+
+def test_run_help_states_the_default_iteration_cap(capsys: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    """The cap bounds every loop, a trip count of 10**12 included, and --help says so."""
+    with pytest.raises(SystemExit):
+        cli_main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default 1,000,000, whatever the trip count)" in text

@@ -113,9 +113,13 @@ def test_loop_port_map_follows_the_design(tmp_path: Path) -> None:
                and not e.purpose}
     assert outputs == {4: None, 5: 0}  # final value, scan output concatenated on axis 0
     assert len(loop.back_edges) == 1
-    names = [ir.graph.layer(src).name for src, _ in
-             [ir.graph.source(loop.id, p.id) for p in loop.inputs[:2]]]
-    assert names == ["M", "cond"]
+    trip, cond = (ir.graph.layer(ir.graph.source(loop.id, p.id)[0]) for p in loop.inputs[:2])
+    assert cond.name == "cond"
+    # ONNX runs ``for i < M`` (a negative M: no iteration); a negative IR trip count is
+    # "no limit", so port 0 gets max(M, 0).
+    assert trip.type == "Maximum"
+    m, zero = (ir.graph.layer(ir.graph.source(trip.id, p.id)[0]) for p in trip.inputs)
+    assert m.name == "M" and zero.type == "Const" and zero.const_value().tolist() == 0
 
 
 def test_body_reads_incoming_condition(tmp_path: Path) -> None:
