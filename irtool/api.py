@@ -125,7 +125,8 @@ def run(
     ``ExecutionError`` naming it. Without it every loop, whatever its trip count,
     stops after ``irtool.runtime.DEFAULT_MAX_ITERATIONS`` (10**6) iterations.
     OpenVINO runs in a worker process: when it crashes, or gives no result within
-    ``timeout`` seconds, a ``BackendError`` says so.
+    ``timeout`` seconds, a ``BackendError`` says so. A file ``validate`` finds an error in
+    is refused (``IRValidationError``) whichever the backend.
 
     A ``Model`` is checked and compiled on its first run; later runs of the same, unchanged
     model object reuse that plan (``irtool.runtime.cache``), which ``compile`` shares.
@@ -143,6 +144,7 @@ def run(
         return Executor(load(model_or_path), max_iterations=max_iterations,
                         check=False).run(inputs)
     if backend == "openvino":
+        _gate(model_or_path)
         return _run_openvino(model_or_path, inputs, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
 
@@ -159,6 +161,12 @@ def compile(model_or_path: Model | PathLike, *,
     model = model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
     return CompiledModel(model, max_iterations=max_iterations,
                          check=isinstance(model_or_path, Model))
+
+
+def _gate(model_or_path: Model | PathLike) -> None:
+    """The one gate for OpenVINO too: an IR file validate rejects reaches no engine."""
+    if not isinstance(model_or_path, Model) and Path(model_or_path).suffix.lower() != ".onnx":
+        load(model_or_path)
 
 
 def run_steps(
@@ -178,6 +186,7 @@ def run_steps(
         session = compile(model_or_path, max_iterations=max_iterations)
         return [session.run(step) for step in steps]
     if backend == "openvino":
+        _gate(model_or_path)
         return _run_openvino_steps(model_or_path, steps, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
 

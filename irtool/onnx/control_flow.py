@@ -192,6 +192,11 @@ def _one_value(ctx: NodeContext, value: Value | None, what: str) -> None:
         raise ctx.error(f"{what} has shape {list(value.shape)}; it must hold one value")
 
 
+def _one_element(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A declared one-value shape with its dynamic dims (-1) made 1."""
+    return tuple(1 if d < 0 else d for d in shape)
+
+
 def _trip_count(ctx: NodeContext) -> Value:
     m = ctx.input(0)
     if m is None:
@@ -291,7 +296,7 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         # constant false, but runs one with a trip count of 0 fine, with the same meaning.
         trip, given_cond = ctx.const(np.array([0], dtype=np.int64)), None
     cond = given_cond if given_cond is not None else \
-        ctx.const(np.ones(cond_shape, dtype=bool))
+        ctx.const(np.ones(_one_element(cond_shape), dtype=bool))
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
@@ -302,7 +307,8 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
 
     if _passthrough_of(scope, cond_out) == (cond_param.layer, cond_param.port):
         # The condition never changes: it stays what let the first iteration run (true).
-        cond_out = scope.builder.const(np.ones(cond_param.shape or (), dtype=bool))
+        cond_out = scope.builder.const(np.ones(_one_element(cond_param.shape or ()),
+                                               dtype=bool))
     if cond_out.element_type != BOOL:
         raise ctx.error(f"{what}: the condition output is {cond_out.element_type.name}, not "
                         "boolean")

@@ -188,3 +188,23 @@ def test_run_subprocess_fails_cleanly(name: str, hostile: dict[str, Path], feed:
     out = tmp_path / "out.npz"
     proc = _cli("run", hostile[name], feed, "-o", out)
     _assert_run_failed(proc.returncode, proc.stdout, proc.stderr, out)
+
+
+def test_run_on_openvino_refuses_what_validate_rejects(ov_control_flow_irs: dict[str, Path],
+                                                       feed: Path, tmp_path: Path) -> None:
+    """An IR without <layers> is an empty model to OpenVINO, which "ran" it (no outputs); a
+    fuzz case. ``run --backend openvino`` goes through the gate as ``run`` does."""
+    import openvino as ov
+
+    text = ov_control_flow_irs["test_loop11"].read_text()
+    start, end = text.index("\t<layers>"), text.rindex("\t</layers>") + len("\t</layers>")
+    xml = tmp_path / "no_layers.xml"
+    xml.write_text(text[:start] + text[end:])
+    xml.with_suffix(".bin").write_bytes(ov_control_flow_irs["test_loop11"].with_suffix(".bin")
+                                        .read_bytes())
+    assert len(ov.Core().read_model(str(xml)).outputs) == 0  # OpenVINO takes it
+    out = tmp_path / "out" / "o.npz"
+    proc = _cli("run", xml, feed, "-o", out, "--backend", "openvino")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"irtool run: {xml}:") and "XSD" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and not out.exists()

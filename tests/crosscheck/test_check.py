@@ -97,6 +97,23 @@ def test_exact_types_nan_positions_shape_and_dtype() -> None:
     assert compare("s", np.array(["a", "b"]), np.array(["a", "b"], dtype=object)).ok
 
 
+def test_raw_bytes_compare_exactly(tmp_path: Path) -> None:
+    """float8 values saved to .npz come back as raw bytes (void); comparing them raised
+    TypeError (a fuzz case: a Cast to float8e4m3fn run on both engines)."""
+    import ml_dtypes
+
+    values = np.array([0.5, 1.0, -2.0], ml_dtypes.float8_e4m3fn)
+    np.savez(tmp_path / "o.npz", y=values)
+    with np.load(tmp_path / "o.npz") as got:
+        raw = got["y"]
+    assert raw.dtype.kind == "V"
+    assert compare("y", raw, raw.copy()).ok
+    other = raw.copy()
+    other[1] = np.array([3.0], ml_dtypes.float8_e4m3fn).view(raw.dtype)[0]
+    row = compare("y", other, raw)
+    assert (row.verdict, row.mismatched) == ("mismatch", 1)
+
+
 # -- inputs -----------------------------------------------------------------------------------
 
 

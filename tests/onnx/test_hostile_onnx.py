@@ -138,6 +138,13 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
                        [h.make_tensor_value_info("x", T.FLOAT, [2])],
                        [h.make_tensor_value_info(n, T.FLOAT, [1]) for n in "ab"]),
         ("not a valid ONNX model", "node split", "Mismatched attribute type"), True),
+    "max_unpool_strides_short_of_its_spatial_dims": (
+        lambda: _model([h.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2],
+                                    strides=[2], name="unpool")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 2, 2]),
+                        h.make_tensor_value_info("i", T.INT64, [1, 1, 2, 2])],
+                       [h.make_tensor_value_info("y", T.FLOAT, None)]),
+        ("node unpool", "strides has 1 values; 2 expected"), True),
     "sparse_constant_of_2_pow_40_elements": (
         lambda: _constant(sparse=h.make_sparse_tensor(
             h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),
@@ -350,3 +357,20 @@ def test_a_crash_in_onnx_leaves_the_converter_standing() -> None:
     # The outputs were declared without a shape; ONNX's inference gave them [3] each.
     assert [[d.dim_value for d in o.type.tensor_type.shape.dim]
             for o in fine.inferred.graph.output] == [[3], [3]]
+
+
+def test_a_loop_body_condition_of_dynamic_shape_converts() -> None:
+    """The body's condition input declared of shape [N] (one value at run time) made the
+    Loop translator ask numpy for ones of shape (-1,): an internal error, found by fuzzing."""
+    vi = h.make_tensor_value_info
+    body = h.make_graph([h.make_node("Identity", ["c_in"], ["c_out"]),
+                         h.make_node("Add", ["v_in", "one"], ["v_out"])], "body",
+                        [vi("i", T.INT64, []), vi("c_in", T.BOOL, ["N"]),
+                         vi("v_in", T.FLOAT, [1])],
+                        [vi("c_out", T.BOOL, ["N"]), vi("v_out", T.FLOAT, [1])],
+                        [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+    model = _model([h.make_node("Loop", ["M", "", "v0"], ["v"], body=body, name="loop")],
+                   [vi("M", T.INT64, []), vi("v0", T.FLOAT, [1])], [vi("v", T.FLOAT, [1])])
+    feed = {"M": np.array(3), "v0": np.array([0.5], np.float32)}
+    want = run_onnxruntime(model, feed)
+    np.testing.assert_array_equal(irtool.run(irtool.convert(model), feed)["v"], want["v"])

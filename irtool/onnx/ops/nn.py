@@ -274,6 +274,11 @@ def max_unpool(ctx: NodeContext) -> list[Value | None]:
     kernel = [int(k) for k in ctx.attr("kernel_shape")]
     strides = [int(s) for s in ctx.attr("strides", [1] * n)]
     pads = [int(p) for p in ctx.attr("pads", [0] * (2 * n))]
+    for name, values, want in (("kernel_shape", kernel, n), ("strides", strides, n),
+                               ("pads", pads, 2 * n)):
+        if len(values) != want:
+            raise ctx.error(f"{name} has {len(values)} values; {want} expected for "
+                            f"{n} spatial dims")
     # The indices address the unpadded pooling input, whose shape these attributes give;
     # a larger output_shape pads that result at the end of each spatial axis.
     dims = [(x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]
