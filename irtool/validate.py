@@ -41,6 +41,8 @@ PORT_COUNT                   error    a Parameter/Const without exactly one outp
                                       without exactly one input
 UNKNOWN_OP                   warning  type/version known neither to irtool's registry nor to
                                       OpenVINO's opsets
+ATTR_VALUE                   error    an attribute the operation cannot read: an unknown mode
+                                      (auto_broadcast="9999"), an int outside int64
 ELEMENT_TYPE                 error    unknown/missing element type (port precision, data
                                       element_type, destination_type, output_type, ...)
 BAD_DIM                      error    a dim that is not -1 or within 0..2**40
@@ -86,7 +88,11 @@ SLICE_AXIS                   error    a sliced input's axis is outside the input
 CONCAT_AXIS                  error    a concatenated output's axis is outside its rank
 SLICE_PARAMS                 error    part_size < 1 or stride 0 (sliced input/concat output)
 SLICE_DIM                    error    start/end outside the static sliced dim, stride running
-                                      away from end, or a range not divisible by part_size
+                                      away from end, or a range that does not split into
+                                      parts of part_size every |stride|
+ITERATION_COUNT              error    a TensorIterator's sliced inputs and concatenated outputs
+                                      (their static dims, start/end/stride/part_size) give
+                                      different numbers of iterations
 LOOP_TRIP_COUNT              error    Loop input 0 missing, not i32/i64, or not one element
 LOOP_CONDITION               error    Loop input 1 missing, not boolean, or not one element
 LOOP_BODY_CONDITION          error    not exactly one body Result with purpose=

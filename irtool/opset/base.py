@@ -57,6 +57,14 @@ class AttributeParseError(ValueError):
     """An attribute that is missing or malformed (wrapped with the layer by callers)."""
 
 
+def _int64(op_type: str, name: str, raw: str, value: int) -> int:
+    """``value`` when it fits OpenVINO's int64 attributes (its reader refuses the rest)."""
+    if not -(2**63) <= value < 2**63:
+        raise AttributeParseError(f"{op_type}: attribute {name}={raw!r} is outside the int64 "
+                                  "range")
+    return value
+
+
 class Op:
     """Base class of every operation. Subclasses set ``type``/``version`` via ``register``."""
 
@@ -90,11 +98,12 @@ class Op:
         if raw is None:
             return default  # type: ignore[return-value]
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
             raise AttributeParseError(
                 f"{self.type}: attribute {name}={raw!r} is not an integer"
             ) from None
+        return _int64(self.type, name, raw, value)
 
     def attr_float(self, name: str, default: float | object = None) -> float:
         raw = self._raw(name, default)
@@ -123,11 +132,12 @@ class Op:
         if raw is None:
             return default  # type: ignore[return-value]
         try:
-            return [int(x) for x in raw.split(",") if x.strip()]
+            values = [int(x) for x in raw.split(",") if x.strip()]
         except ValueError:
             raise AttributeParseError(
                 f"{self.type}: attribute {name}={raw!r} is not a list of ints"
             ) from None
+        return [_int64(self.type, name, raw, v) for v in values]
 
     def attr_floats(self, name: str, default: list[float] | object = None) -> list[float]:
         raw = self._raw(name, default)

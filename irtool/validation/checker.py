@@ -14,7 +14,7 @@ from ..ir.graph import Graph, Model
 from ..sniff import other_kind
 from .codes import severity
 from .control_flow import check_control_flow
-from .ops import is_known_op
+from .ops import attribute_problem, is_known_op
 from .report import Reporter, body_scope, layer_map
 from .structure import check_structure
 from .tensors import check_tensors
@@ -32,6 +32,10 @@ def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
         if layer.type and not is_known_op(layer.type, layer.version):
             rep.add("UNKNOWN_OP", f"operation {layer.type}-{layer.version or '?'} is known "
                     "neither to irtool nor to OpenVINO's opsets", layer=layer, scope=scope)
+        problem = attribute_problem(layer.type, layer.version, layer.attrs) \
+            if layer.type else None
+        if problem is not None:
+            rep.add("ATTR_VALUE", problem, layer=layer, scope=scope)
         check_control_flow(graph, layers, layer, scope, rep)
         for body_name, body in layer.bodies.items():
             check_graph(body, body_scope(scope, layer, body_name), rep)

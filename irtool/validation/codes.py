@@ -47,6 +47,8 @@ RULES: dict[str, Rule] = {
                        "a Parameter/Const lacks its one output, or a Result its one input"),
     "UNKNOWN_OP": Rule("warning", "graph",
                        "neither irtool's registry nor OpenVINO's opsets know type/version"),
+    "ATTR_VALUE": Rule("error", "graph", "an operation's attribute its op cannot read: an "
+                       "unknown mode, a number outside int64 (OpenVINO refuses these too)"),
     # -- element types, shapes, constants ----------------------------------------
     "ELEMENT_TYPE": Rule("error", "tensor", "an unknown or missing element type / precision"),
     "BAD_DIM": Rule("error", "tensor", "a dimension that is not -1 or in 0..2**40"),
@@ -102,6 +104,8 @@ RULES: dict[str, Rule] = {
                          "concatenated output"),
     "SLICE_DIM": Rule("error", "control", "start/end/stride/part_size do not fit the sliced "
                       "static dimension"),
+    "ITERATION_COUNT": Rule("error", "control", "a TensorIterator's sliced inputs and "
+                            "concatenated outputs give different numbers of iterations"),
     "LOOP_TRIP_COUNT": Rule("error", "control",
                             "Loop input 0 missing, not i32/i64, or not a 1-element scalar/1D"),
     "LOOP_CONDITION": Rule("error", "control",

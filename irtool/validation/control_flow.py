@@ -9,7 +9,7 @@ slicing defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.graph import Graph, Layer, Port, PortMapEntry
 from .report import (
@@ -36,6 +36,10 @@ class _Ctx:
     layer: Layer
     scope: str
     rep: Reporter
+    # what the port map's sliced inputs cut (entry, parts) and its concatenated outputs
+    # (entry, outer port, body port): the iteration count is checked on the whole
+    sliced: list[tuple[PortMapEntry, int]] = field(default_factory=list)
+    concatenated: list[tuple[PortMapEntry, Port, Port]] = field(default_factory=list)
 
     def add(self, code: str, message: str, line: int | None = None) -> None:
         self.rep.add(code, message, layer=self.layer, line=line, scope=self.scope)
@@ -221,18 +225,36 @@ def _check_sliced_input(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_por
     dim = ext_port.dims[axis]
     if dim <= 0 or part < 1 or stride == 0:
         return  # dynamic or empty: nothing to fit; bad params reported above
+    parts, problem = _parts(dim, start, end, stride, part)
+    if problem is not None:
+        ctx.add("SLICE_DIM", f"{where}: {problem}", entry.line)
+    elif parts is not None:
+        ctx.sliced.append((entry, parts))
+
+
+def _parts(dim: int, start: int, end: int, stride: int, part: int
+           ) -> tuple[int | None, str | None]:
+    """How many parts ``start``/``end`` (inclusive; negative from the back) cut every
+    ``|stride|`` elements, ``part`` long, from a dimension of ``dim``; or why they do not
+    fit (``runtime.iteration.slice_bounds`` cuts them)."""
     s = start + dim if start < 0 else start
     e = end + dim if end < 0 else end
     if not (0 <= s < dim and 0 <= e < dim):
-        ctx.add("SLICE_DIM", f"{where}: start={start} end={end} fall outside the sliced "
-                f"dimension of size {dim}", entry.line)
-        return
+        return None, f"start={start} end={end} fall outside the sliced dimension of size {dim}"
     if (stride > 0 and s > e) or (stride < 0 and s < e):
-        ctx.add("SLICE_DIM", f"{where}: stride={stride} runs away from end={end} (start="
-                f"{start}, dimension {dim})", entry.line)
-    elif (abs(e - s) + 1) % part:
-        ctx.add("SLICE_DIM", f"{where}: the {abs(e - s) + 1} sliced elements of dimension "
-                f"{dim} do not split into parts of {part}", entry.line)
+        return None, f"stride={stride} runs away from end={end} (start={start}, dimension {dim})"
+    length, step = abs(e - s) + 1, abs(stride)
+    if length % step or length < part or part != step:
+        # The spec moves by |stride| and takes part_size each time. OpenVINO's CPU plugin
+        # counts length / |stride| iterations (and refuses a remainder), irtool's runtime
+        # (length - part_size) / |stride| + 1: one reading only where part_size == |stride|.
+        every = f" every {step}" if step != part else ""
+        why = (f": OpenVINO counts {length // step} iteration(s) here, irtool's runtime "
+               f"{(length - part) // step + 1}" if length >= part and length >= step
+               and not (length - part) % step else "")
+        return None, (f"the {length} sliced elements of dimension {dim} do not split into "
+                      f"parts of {part}{every}{why}")
+    return length // step, None
 
 
 def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_port: Port,
@@ -252,6 +274,58 @@ def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_po
     if r_ext is not None and r_body is not None and r_ext != r_body:
         ctx.add("PORT_MAP_SHAPE", f"{where}: concatenating {fmt_dims(body_port)} gives rank "
                 f"{r_body}, but the output port is {fmt_dims(ext_port)}", entry.line)
+        return
+    if r_ext is None or r_body is None:
+        return
+    axis %= rank
+    for i, (outer, inner) in enumerate(zip(ext_port.dims, body_port.dims)):
+        if i != axis and outer >= 0 and inner >= 0 and outer != inner:
+            # e.g. axis="-1" where the port was declared for axis 0: irtool joins along the
+            # axis the entry names, as the spec says; OpenVINO's CPU plugin then fails or
+            # returns the last iteration only.
+            ctx.add("PORT_MAP_SHAPE", f"{where}: concatenating {fmt_dims(body_port)} along "
+                    f"axis {entry.axis} keeps dim {i} at {inner}, but the output port declares "
+                    f"{fmt_dims(ext_port)}", entry.line)
+            return
+    ctx.concatenated.append((entry, ext_port, body_port))
+
+
+def _check_iteration_count(ctx: _Ctx) -> None:
+    """A TensorIterator runs as many iterations as its sliced inputs cut parts; they must
+    agree, and each concatenated output of static dims must hold that many parts."""
+    if not ctx.sliced:
+        return
+    first, count = ctx.sliced[0]
+    source = (f"its sliced input on port {first.external_port_id} cuts {count} part(s)")
+    for entry, parts in ctx.sliced[1:]:
+        if parts != count:
+            ctx.add("ITERATION_COUNT", f"port_map input external_port_id="
+                    f"{entry.external_port_id}: cuts {parts} part(s), but {source}; OpenVINO's "
+                    "CPU plugin refuses such a TensorIterator", entry.line)
+            return
+    start = first.slicing().start
+    reading = "" if start in (0, -1) else (
+        f"; irtool reads start={start} as the spec does (the first part at index {start}), "
+        f"OpenVINO's CPU plugin cuts its {count} part(s) from index 0")
+    for entry, ext_port, body_port in ctx.concatenated:
+        axis = entry.axis % len(ext_port.dims)  # type: ignore[operator]
+        outer, inner = ext_port.dims[axis], body_port.dims[axis]
+        if outer < 0 or inner < 0:
+            continue
+        where = f"port_map output external_port_id={entry.external_port_id}"
+        e_start, e_end, stride, part = entry.slicing()
+        if (e_start, e_end) in ((0, -1), (-1, 0)):
+            if outer != count * inner:
+                ctx.add("ITERATION_COUNT", f"{where}: {source}, which concatenate to {count} x "
+                        f"{inner} along axis {entry.axis}, but the output port declares "
+                        f"{fmt_dims(ext_port)}{reading}", entry.line)
+            continue
+        slots, problem = _parts(outer, e_start, e_end, stride, max(part, 1))
+        if problem is not None or slots != count:
+            held = problem if problem is not None else f"they hold {slots} part(s)"
+            ctx.add("ITERATION_COUNT", f"{where}: {source}, but start={e_start} end={e_end} "
+                    f"of the declared {fmt_dims(ext_port)}: {held} (OpenVINO's CPU plugin "
+                    "refuses this)", entry.line)
 
 
 # -- Loop and TensorIterator --------------------------------------------------
@@ -273,6 +347,8 @@ def _check_iterator(ctx: _Ctx, *, is_loop: bool) -> None:
     back_targets = _check_back_edges(ctx, body_layers, mapped)
     if is_loop:
         _check_loop_specials(ctx, body_layers, mapped)
+    else:
+        _check_iteration_count(ctx)
     # every body Parameter has a source
     current = {e.internal_layer_id for e in mapped.special.get("current_iteration", [])}
     for pid, param in body_layers.items():

@@ -1,4 +1,4 @@
-"""Is a layer's ``(type, version)`` an operation anyone knows?
+"""Is a layer's ``(type, version)`` an operation anyone knows, with attributes it can read?
 
 Two sources, asked in this order: irtool's own registry (``irtool.opset.lookup``), then
 OpenVINO's opsets through its Python API (``NodeFactory("opsetN").create(type)`` makes an
@@ -62,3 +62,32 @@ def is_known_op(op_type: str, version: str) -> bool:
         except Exception:  # a registry bug must not hide the IR's problems
             pass
     return openvino_knows(op_type, version)
+
+
+# Their attributes are the validator's own business (tensors, control_flow).
+_NOT_OPS = frozenset({"Parameter", "Const", "Result", "Loop", "TensorIterator", "If"})
+
+
+def attribute_problem(op_type: str, version: str, attrs: dict[str, str]) -> str | None:
+    """What irtool's op for ``op_type``/``version`` cannot read in ``attrs`` (a word where a
+    mode belongs, a number outside int64...), or None; ops irtool does not know: None."""
+    if op_type in _NOT_OPS:
+        return None
+    return _attribute_problem(op_type, version, tuple(sorted(attrs.items())))
+
+
+@functools.lru_cache(maxsize=4096)  # a large graph repeats a few attribute sets
+def _attribute_problem(op_type: str, version: str, items: tuple[tuple[str, str], ...]
+                       ) -> str | None:
+    lookup = _registry_lookup()
+    try:
+        cls = lookup(op_type, version) if lookup is not None else None
+    except Exception:
+        return None
+    if cls is None:
+        return None
+    try:
+        cls(dict(items))
+    except (ValueError, KeyError, OverflowError) as err:  # AttributeParseError is a ValueError
+        return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return None
