@@ -21,6 +21,11 @@ Targets:
   onnx      a mutated ONNX model: ``irtool convert``; when it converts, ``irtool run``
             with random inputs of the declared shapes on irtool's runtime and on
             OpenVINO (where both run, how often their outputs disagree is counted too)
+  ir        a mutated IR (tests/support/fuzz_ir.py: attributes, ports, edges, element
+            types, dims, port maps, back edges, a truncated or foreign .bin, cut XML):
+            ``irtool validate``, then ``irtool run`` on irtool's runtime and on OpenVINO
+            (an IR validate rejects must be refused by run: the gate; where both engines
+            run it, how often they disagree)
 
 Each worker limits its address space (--memory GiB) so that a case asking for absurd
 memory fails in it instead of in the machine. Prints a table of counts and the first
@@ -126,7 +131,8 @@ def onnx_case(seed: int, index: int, work: Path) -> CaseResult:
     for backend in ("irtool", "openvino"):
         target = work / f"out-{backend}"
         if stage(result, work, f"run-{backend}", "run", out / "case.xml", work / "inputs.npz",
-                 "-o", target / "outputs.npz", "--backend", backend, out=target) == "ran":
+                 "-o", target / "outputs.npz", "--backend", backend, "--timeout", "60",
+                 out=target) == "ran":
             with np.load(target / "outputs.npz") as got:
                 outputs[backend] = {k: got[k] for k in got.files}
     if len(outputs) == 2:
@@ -136,7 +142,47 @@ def onnx_case(seed: int, index: int, work: Path) -> CaseResult:
     return result
 
 
-TARGETS: dict[str, Callable[[int, int, Path], CaseResult]] = {"onnx": onnx_case}
+def ir_case(seed: int, index: int, work: Path) -> CaseResult:
+    """A mutated IR (.xml and .bin): validate; run on irtool's runtime and on OpenVINO with
+    inputs of the declared shapes. IR that validate rejects must be refused by run (the
+    gate); IR both engines run is compared."""
+    import numpy as np
+    from support.fuzz_ir import feed_for, mutate, seed_irs
+
+    from irtool.crosscheck.compare import compare
+
+    chooser = RandomChooser(seed * 1_000_003 + index)
+    name, xml_bytes, bin_bytes = pick(chooser, seed_irs())
+    xml_data, bin_data = mutate(xml_bytes, bin_bytes, chooser)
+    xml = work / "case.xml"
+    xml.write_bytes(xml_data)
+    xml.with_suffix(".bin").write_bytes(bin_data)
+    result = CaseResult(describe=f"{name}: {len(xml_data)} + {len(bin_data)} bytes")
+    valid = stage(result, work, "validate", "validate", xml) == "ran"
+    feed = feed_for(xml, seed=index) if valid else {}
+    if feed is None:  # valid, but nothing to feed it (dynamic rank, strings...)
+        return result
+    np.savez(work / "inputs.npz", **feed)
+    outputs = {}
+    for backend in ("irtool", "openvino"):
+        target = work / f"out-{backend}"
+        kind = stage(result, work, f"run-{backend}", "run", xml, work / "inputs.npz", "-o",
+                     target / "outputs.npz", "--backend", backend, "--timeout", "60",
+                     "--max-iterations", "100000", out=target)
+        if kind == "ran" and not valid:  # the gate let through what validate rejects
+            result.stages[f"run-{backend}"] = "internal"
+            result.messages[f"run-{backend}"] = "ran an IR that validate rejects"
+        elif kind == "ran":
+            with np.load(target / "outputs.npz") as got:
+                outputs[backend] = {k: got[k] for k in got.files}
+    if len(outputs) == 2:
+        ours, theirs = outputs["irtool"], outputs["openvino"]
+        result.disagree = set(ours) != set(theirs) or not all(
+            compare(k, ours[k], theirs[k]).ok for k in ours)
+    return result
+
+
+TARGETS: dict[str, Callable[[int, int, Path], CaseResult]] = {"onnx": onnx_case, "ir": ir_case}
 
 
 # -- the worker -------------------------------------------------------------------------------
@@ -158,11 +204,17 @@ def serve() -> int:
 
 
 def _warm_up() -> None:
-    from support.fuzz_onnx import seed_models
-
     import irtool.cli  # noqa: F401  (the first case should not pay for the imports)
 
-    seed_models()
+    for target in os.environ.get("IRTOOL_FUZZ_TARGETS", "").split(","):
+        if target == "onnx":
+            from support.fuzz_onnx import seed_models
+
+            seed_models()
+        elif target == "ir":
+            from support.fuzz_ir import seed_irs
+
+            seed_irs()
 
 
 # -- the parent -------------------------------------------------------------------------------
@@ -183,6 +235,7 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     examples: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     compared: Counter = Counter()
+    disagreements: list[str] = []
     started = time.monotonic()
     done = 0
 
@@ -199,6 +252,8 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
                         f"#{index} {result.describe}: {result.messages.get(name, '')}")
             if result.disagree is not None:
                 compared["disagree" if result.disagree else "agree"] += 1
+                if result.disagree:
+                    disagreements.append(f"#{index} {result.describe}")
         else:  # the worker died (crash) or overran (hang) in the stage it last named
             where = Path(work, "stage")
             name = where.read_text() if where.exists() else "?"
@@ -213,9 +268,15 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
             print(f"... {done}/{len(jobs)} cases, {time.monotonic() - started:.0f} s",
                   file=sys.stderr, flush=True)
 
-    env = {"PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT / "tests"),
+    if "ir" in targets:  # made once here, read by every worker
+        from support.fuzz_ir import write_seeds
+
+        write_seeds(base / "ir-seeds")
+    env = {"IRTOOL_FUZZ_IR_SEEDS": str(base / "ir-seeds"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT / "tests"),
                                           os.environ.get("PYTHONPATH", "")]),
-           "IRTOOL_FUZZ_MEMORY_GIB": str(memory), "OMP_NUM_THREADS": "1"}
+           "IRTOOL_FUZZ_MEMORY_GIB": str(memory), "OMP_NUM_THREADS": "1",
+           "IRTOOL_FUZZ_TARGETS": ",".join(targets)}
     with Pool("fuzz", ["--serve"], workers=workers, timeout=timeout, env=env,
               jobs_per_worker=200, name="the fuzz workers") as pool:
         pool.run(jobs, on_outcome)
@@ -233,6 +294,8 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
     if compared:
         print(f"irtool vs OpenVINO where both ran: {compared['agree']} agree, "
               f"{compared['disagree']} disagree")
+        for line in disagreements[:10]:
+            print(f"  disagree: {line}")
     for (target, name, kind), lines in sorted(examples.items()):
         print(f"\n{kind} in {target}/{name} ({len(lines)}):")
         for line in lines[:10]:
