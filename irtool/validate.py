@@ -41,6 +41,9 @@ PORT_COUNT                   error    a Parameter/Const without exactly one outp
                                       without exactly one input
 UNKNOWN_OP                   warning  type/version known neither to irtool's registry nor to
                                       OpenVINO's opsets
+AXIS_RANGE                   error    an axis (attribute, or Const input: Unsqueeze, Squeeze,
+                                      Gather, Split, Reduce*, Concat...) outside the rank it
+                                      indexes; a Transpose order that is no permutation
 ATTR_VALUE                   error    an attribute the operation cannot read: an unknown mode
                                       (auto_broadcast="9999"), an int outside int64
 ELEMENT_TYPE                 error    unknown/missing element type (port precision, data

@@ -23,6 +23,7 @@ import contextlib
 import os
 import pickle
 import selectors
+import shutil
 import signal
 import struct
 import subprocess
@@ -123,9 +124,13 @@ class _Worker:
     def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
         # stderr goes to a file so that a worker that fails to start can say why.
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        # The worker's temporary files go into a folder of its own, removed by stop(): a
+        # worker killed (a crash, a time-out) never gets to clean up after itself.
+        self.tmp = tempfile.mkdtemp(prefix="irtool-worker-")
         self.proc = subprocess.Popen(
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            env=dict(env), start_new_session=True)  # own group: killed with its children
+            env={**env, "TMPDIR": self.tmp, "TEMP": self.tmp, "TMP": self.tmp},
+            start_new_session=True)  # own group: killed with its children
         self.buffer = b""
         self.ready = False
         self.job: int | None = None  # the index of the job it is on
@@ -169,6 +174,7 @@ class _Worker:
             if stream is not None:
                 stream.close()
         self.stderr.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
         return rc
 
     def last_error_line(self) -> str:

@@ -12,6 +12,7 @@ from ..errors import IRParseError, IRValidationError
 from ..ir import xml_reader
 from ..ir.graph import Graph, Model
 from ..sniff import other_kind
+from .axes import check_axes
 from .codes import severity
 from .control_flow import check_control_flow
 from .ops import attribute_problem, is_known_op
@@ -36,6 +37,7 @@ def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
             if layer.type else None
         if problem is not None:
             rep.add("ATTR_VALUE", problem, layer=layer, scope=scope)
+        check_axes(graph, layers, layer, scope, rep)
         check_control_flow(graph, layers, layer, scope, rep)
         for body_name, body in layer.bodies.items():
             check_graph(body, body_scope(scope, layer, body_name), rep)

@@ -47,6 +47,8 @@ RULES: dict[str, Rule] = {
                        "a Parameter/Const lacks its one output, or a Result its one input"),
     "UNKNOWN_OP": Rule("warning", "graph",
                        "neither irtool's registry nor OpenVINO's opsets know type/version"),
+    "AXIS_RANGE": Rule("error", "graph", "an axis (attribute or constant input) outside the "
+                       "rank of the tensor it indexes, or a Transpose order no permutation"),
     "ATTR_VALUE": Rule("error", "graph", "an operation's attribute its op cannot read: an "
                        "unknown mode, a number outside int64 (OpenVINO refuses these too)"),
     # -- element types, shapes, constants ----------------------------------------

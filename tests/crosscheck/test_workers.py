@@ -53,3 +53,19 @@ def test_a_worker_started_early_is_the_one_that_answers() -> None:
         assert pool.call(("pid", 0)).value == started
         pool.start()  # already there: no second worker
         assert len(pool._pool) == 1
+
+
+def test_a_killed_worker_leaves_no_temporary_files() -> None:
+    """A worker's temporary files live in a folder of its own that the pool removes when
+    the worker ends, however it ends (irtool-conf-*/irtool-ov-* piled up in /tmp from
+    workers killed by OpenVINO's crashes and time-outs)."""
+    from pathlib import Path
+
+    with Pool("support.toy_worker", env=ENV, timeout=30) as pool:
+        kept = Path(pool.call(("litter", "keep")).value)
+        assert (kept / "data").is_file()  # the worker lives: its files too
+        crashed = pool.call(("litter", "crash"))
+        assert crashed.status == "crash"
+        worker_tmp = kept.parent
+        assert worker_tmp.name.startswith("irtool-worker-")
+    assert not worker_tmp.exists() and not kept.exists()

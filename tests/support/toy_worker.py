@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 import time
 
 from irtool.workers import serve
@@ -23,6 +24,13 @@ def handle(job: tuple[str, object]) -> object:
         print("noise on stdout")  # must not reach the protocol
     if kind == "pid":
         return os.getpid()
+    if kind == "litter":  # temporary files, then death before anyone removes them
+        folder = tempfile.mkdtemp(prefix="toy-")
+        with open(os.path.join(folder, "data"), "wb") as f:
+            f.write(b"x" * 1000)
+        if value == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return folder
     return value * 2  # type: ignore[operator]
 
 

@@ -276,6 +276,12 @@ UNCLEAR: dict[str, Case] = {
                                    set_attr(f"{TI}/port_map/output[@axis]", axis="-1"), TI,
                                    f"{TI}/port_map/output[@axis]", name="concat-axis-minus-1",
                                    says="along axis -1 keeps dim 0 at 1"),
+    # the bytes at offset 20 of test_loop11's .bin are the body's axes Consts (0): now
+    # 99999, as a corrupted file may hold
+    "corrupted-axes": Case("AXIS_RANGE", "loop", lambda d: d.bin.write_bytes(
+        d.bin.read_bytes()[:20] + np.int64(99999).tobytes() + d.bin.read_bytes()[28:]),
+        body("Unsqueeze_31"), body("Unsqueeze_31"), name="corrupted-axes-Const",
+        says="99999 is outside rank 2"),
     "auto-broadcast-huge": Case("ATTR_VALUE", "loop",
                                 set_attr(f"{body('y_out')}/data",
                                          auto_broadcast="99999999999999999999"),
@@ -683,6 +689,7 @@ ENGINES = {
     "ti-stride-1000000": ("refuses", "refuses"),
     "ti-concat-axis-minus-1": ("refuses", "refuses"),
     "auto-broadcast-huge": ("refuses", "refuses"),
+    "corrupted-axes": ("refuses", "refuses"),
 }
 
 
