@@ -145,6 +145,11 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
                         h.make_tensor_value_info("i", T.INT64, [1, 1, 2, 2])],
                        [h.make_tensor_value_info("y", T.FLOAT, None)]),
         ("node unpool", "strides has 1 values; 2 expected"), True),
+    "transpose_perm_of_another_rank": (
+        lambda: _model([h.make_node("Transpose", ["x"], ["y"], perm=[1, 0], name="t")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])],
+                       [h.make_tensor_value_info("y", T.FLOAT, None)]),
+        ("node t", "perm [1, 0] is not a permutation of the 3 axes"), True),
     "sparse_constant_of_2_pow_40_elements": (
         lambda: _constant(sparse=h.make_sparse_tensor(
             h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),

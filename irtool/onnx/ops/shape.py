@@ -214,7 +214,10 @@ def transpose(ctx: NodeContext) -> list[Value | None]:
     if perm is None:
         # An empty order reverses the axes, as ONNX's default does.
         perm = list(reversed(range(x.rank))) if x.rank is not None else []
-    return [emit1(ctx, "Transpose", "opset1", [x, i64(ctx, [int(p) for p in perm])])]
+    perm = [int(p) for p in perm]
+    if x.rank is not None and perm and sorted(perm) != list(range(x.rank)):
+        raise ctx.error(f"perm {perm} is not a permutation of the {x.rank} axes of its input")
+    return [emit1(ctx, "Transpose", "opset1", [x, i64(ctx, perm)])]
 
 
 @onnx_op("Expand", 8, 13)
