@@ -251,9 +251,9 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
                     examples[(target, name, kind)].append(
                         f"#{index} {result.describe}: {result.messages.get(name, '')}")
             if result.disagree is not None:
-                compared["disagree" if result.disagree else "agree"] += 1
+                compared[(target, "disagree" if result.disagree else "agree")] += 1
                 if result.disagree:
-                    disagreements.append(f"#{index} {result.describe}")
+                    disagreements.append(f"{target} #{index} {result.describe}")
         else:  # the worker died (crash) or overran (hang) in the stage it last named
             where = Path(work, "stage")
             name = where.read_text() if where.exists() else "?"
@@ -292,9 +292,11 @@ def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
         print(f"{target:8} {name:14} " + " ".join(f"{counter[k]:>8}" for k in OUTCOMES))
         bad_total += sum(counter[k] for k in BAD)
     if compared:
-        print(f"irtool vs OpenVINO where both ran: {compared['agree']} agree, "
-              f"{compared['disagree']} disagree")
-        for line in disagreements[:10]:
+        for target in sorted({t for t, _ in compared}):
+            print(f"{target}: irtool vs OpenVINO where both ran: "
+                  f"{compared[(target, 'agree')]} agree, {compared[(target, 'disagree')]} "
+                  "disagree")
+        for line in disagreements[:20]:
             print(f"  disagree: {line}")
     for (target, name, kind), lines in sorted(examples.items()):
         print(f"\n{kind} in {target}/{name} ({len(lines)}):")
