@@ -559,6 +559,9 @@ def build_scan(ctx: NodeContext, scope: Scope, graph: onnx.GraphProto, states: l
                                 else (*shape[:axis], 1, *shape[axis + 1:])))
         squeeze.append(axis)
         if shape is not None and shape[axis] >= 0:
+            if seq_len >= 0 and shape[axis] != seq_len:
+                raise ctx.error(f"its scan inputs have lengths {seq_len} and {shape[axis]} "
+                                "along their scan axes; they must be equal")
             seq_len = shape[axis]
     carried = [(i, i) for i in range(n_states)]
     body = build_carrying_body(ctx, graph, infos, squeeze, carried, what, parent=scope)

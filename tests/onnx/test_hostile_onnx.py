@@ -101,6 +101,20 @@ def _tensor(data_type: int, dims: list[int], floats: list[float]) -> onnx.Tensor
     return tensor
 
 
+def _scan_of_lengths(a: int = 3, b: int = 4) -> onnx.ModelProto:
+    """A Scan over two inputs of different lengths (ONNX wants them equal)."""
+    vi = h.make_tensor_value_info
+    body = h.make_graph([h.make_node("Add", ["s", "p"], ["s2"]),
+                         h.make_node("Add", ["s2", "q"], ["s3"]),
+                         h.make_node("Identity", ["s3"], ["o"])], "body",
+                        [vi("s", T.FLOAT, [2]), vi("p", T.FLOAT, [2]), vi("q", T.FLOAT, [2])],
+                        [vi("s3", T.FLOAT, [2]), vi("o", T.FLOAT, [2])])
+    return _model([h.make_node("Scan", ["s0", "xa", "xb"], ["s", "os"], body=body,
+                               num_scan_inputs=2, name="scan")],
+                  [vi("s0", T.FLOAT, [2]), vi("xa", T.FLOAT, [a, 2]), vi("xb", T.FLOAT, [b, 2])],
+                  [vi("s", T.FLOAT, [2]), vi("os", T.FLOAT, None)])
+
+
 def _newline_output() -> onnx.ModelProto:
     model = _relu()
     model.graph.node.append(h.make_node("Relu", ["y"], ["new\nline"]))
@@ -150,6 +164,14 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
                        [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])],
                        [h.make_tensor_value_info("y", T.FLOAT, None)]),
         ("node t", "perm [1, 0] is not a permutation of the 3 axes"), True),
+    "split_of_a_scalar": (
+        lambda: _model([h.make_node("Split", ["x"], ["a", "b"], axis=0, name="split")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [])],
+                       [h.make_tensor_value_info(n, T.FLOAT, None) for n in "ab"]),
+        ("node split", "its input is a scalar"), True),
+    "scan_inputs_of_different_lengths": (_scan_of_lengths,
+                                         ("node scan", "lengths 3 and 4 along their scan axes"),
+                                         True),
     "sparse_constant_of_2_pow_40_elements": (
         lambda: _constant(sparse=h.make_sparse_tensor(
             h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),

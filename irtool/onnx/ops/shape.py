@@ -159,6 +159,8 @@ def split(ctx: NodeContext) -> list[Value | None]:
     if n == 0:
         raise ctx.error("has no outputs")
     axis = int(ctx.attr("axis", 0))
+    if x.rank == 0:
+        raise ctx.error("its input is a scalar, which has no axis to split")
     if x.rank is not None:
         axis = norm_axis(ctx, axis, x.rank)
     lengths: list[int] | Value | None = None
