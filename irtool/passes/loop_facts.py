@@ -89,9 +89,15 @@ def trip_matches(graph: Graph, loop: Layer, x_src: tuple[int, int], axis: int) -
         port = graph.layer(x_src[0]).port(x_src[1])
         dims = port.dims if port is not None else None
         return dims is not None and axis < len(dims) and dims[axis] >= 0 and dims[axis] == trip
-    if trip_src is not None and graph.layer(trip_src[0]).type == "Maximum":
-        # max(M, 0), the converter's reading of ONNX's M: a length is never negative.
-        clamp = graph.layer(trip_src[0])
+    return shape_index(graph, unclamped(graph, trip_src)) == (x_src, axis)
+
+
+def unclamped(graph: Graph, src: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The source of ``M`` when ``src`` computes ``Maximum(M, 0)`` (the ONNX converter's
+    trip count: a negative ONNX M is no iteration), else ``src``. A length is never
+    negative, so a trip count that is a length stays one."""
+    if src is not None and graph.layer(src[0]).type == "Maximum":
+        clamp = graph.layer(src[0])
         if scalar_int(const_of(graph, input_source(graph, clamp, 1))) == 0:
-            trip_src = input_source(graph, clamp, 0)
-    return shape_index(graph, trip_src) == (x_src, axis)
+            return input_source(graph, clamp, 0)
+    return src

@@ -33,7 +33,15 @@ from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo
 from ..ir.types import element_type
 from ..opset import make_op
 from ..opset.base import Op
-from .loop_facts import all_true, const_of, input_source, scalar_int, shape_index, trip_matches
+from .loop_facts import (
+    all_true,
+    const_of,
+    input_source,
+    scalar_int,
+    shape_index,
+    trip_matches,
+    unclamped,
+)
 from .prune import prune_graph
 
 _RANDOM = ("RandomUniform", "Multinomial")
@@ -140,7 +148,7 @@ def _proven(graph: Graph, layer: Layer) -> bool:
         return False
     trip_src = input_source(graph, layer, 0)
     trip = scalar_int(const_of(graph, trip_src))
-    if (trip is None or trip < 0) and shape_index(graph, trip_src) is None:
+    if (trip is None or trip < 0) and shape_index(graph, unclamped(graph, trip_src)) is None:
         return False
     return all(axis is not None and axis >= 0 and trip_matches(graph, layer, src, axis)
                for src, axis in sources)
