@@ -18,9 +18,15 @@ from .math_util import erf, normalize_axis
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # exp of a non-positive number never overflows: split by sign.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # 1 / (1 + exp(-x)) in four in-place passes over one buffer. -x is capped below exp's
+    # overflow point, so no warning is raised and no errstate is needed; past the cap
+    # sigmoid is below the smallest normal number anyway. NaN passes through.
+    t = np.negative(x)
+    np.minimum(t, x.dtype.type(88.0 if x.dtype.itemsize <= 4 else 709.0), out=t)
+    np.exp(t, out=t)
+    t += 1
+    np.reciprocal(t, out=t)
+    return t
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:

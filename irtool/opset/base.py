@@ -76,6 +76,9 @@ class Op:
     kind): ``"elementwise"`` (numpy broadcasting), ``"matmul"``, ``"softmax"`` (``axis``),
     ``"reduce"`` (axes input), ``"reshape"``, ``"transpose"``, ``"squeeze"``,
     ``"unsqueeze"``, ``"gather"``, ``"concat"``; None: it cannot."""
+    unused_outputs: frozenset[int] = frozenset()
+    """Output indices nothing reads (the runtime sets them when it compiles a plan); a kernel
+    may skip their work and return an uninitialised array of the right shape and type."""
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         self.attrs: Mapping[str, str] = attrs or {}

@@ -65,11 +65,13 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     crop = [slice(None), slice(None)]
     for b, e in zip(begin, end):
         pad.append((max(b, 0), max(e, 0)))
-    x = np.pad(x, pad)
-    for i, (b, e) in enumerate(zip(begin, end)):
-        d = x.shape[2 + i]
-        crop.append(slice(-min(b, 0), d + min(e, 0)))
-    x = x[tuple(crop)]
+    if any(p != (0, 0) for p in pad):
+        x = np.pad(x, pad)
+    if any(b < 0 or e < 0 for b, e in zip(begin, end)):
+        for i, (b, e) in enumerate(zip(begin, end)):
+            d = x.shape[2 + i]
+            crop.append(slice(-min(b, 0), d + min(e, 0)))
+        x = x[tuple(crop)]
     out = [conv_out_dim(d, k, s, dl, 0, 0)
            for d, k, s, dl in zip(x.shape[2:], kernel, strides, dilations)]
     n, c = x.shape[:2]
@@ -79,14 +81,17 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     win = window_view(x, kernel, strides, dilations, out)  # [N, C, *out, *k]
     cg = c // groups
     og = o // groups
-    letters = "defghijk"[:rank]
-    kl = "pqrstuvw"[:rank]
-    parts = []
+    # im2col + GEMM: columns [N, C/G * K, P] (one copy of the windows), then one matmul
+    # per group whose result already has the [N, O, P] layout.
+    k_size = int(np.prod(kernel, dtype=np.int64))
+    p_size = int(np.prod(out, dtype=np.int64))
+    order = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
+    y = np.empty((n, o, p_size), dtype=acc)
     for g in range(groups):
-        wg = w[g * og:(g + 1) * og]
-        xg = win[:, g * cg:(g + 1) * cg]
-        parts.append(np.einsum(f"nc{letters}{kl},oc{kl}->no{letters}", xg, wg, optimize=True))
-    return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+        cols = win[:, g * cg:(g + 1) * cg].transpose(order).reshape(n, cg * k_size, p_size)
+        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
+        np.matmul(wg, cols, out=y[:, g * og:(g + 1) * og])
+    return y.reshape(n, o, *out)
 
 
 def _cast_back(y: np.ndarray, dtype: np.dtype) -> np.ndarray:

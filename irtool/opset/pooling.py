@@ -111,9 +111,40 @@ class MaxPool(_Pool):
     """MaxPool-1: one output, no dilations."""
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        return [self._max(np.asarray(inputs[0]))[0]]
+        return [self._max_values(np.asarray(inputs[0]))]
+
+    def _padded(self, x: np.ndarray) -> tuple[np.ndarray, list[int], list[int], list[int]]:
+        """``x`` padded with the lowest value so every window fits (``x`` itself when no
+        window reaches outside it), and strides, dilations, output dims."""
+        strides, dil, pb, _, out = self._geometry(x.shape[2:])
+        out = [max(o, 0) for o in out]
+        need = [(o - 1) * s + (k - 1) * dl + 1 if o > 0 else 0
+                for o, s, k, dl in zip(out, strides, self.kernel, dil)]
+        lo = [max(b, 0) for b in pb]
+        hi = [max(n - d - b, 0) for n, d, b in zip(need, x.shape[2:], lo)]
+        if any(lo) or any(hi):
+            x = np.pad(x, [(0, 0), (0, 0), *zip(lo, hi)],  # type: ignore[call-overload]
+                       constant_values=_lowest(x.dtype))
+        return x, strides, dil, out
+
+    def _max_values(self, x: np.ndarray) -> np.ndarray:
+        """The maxima, one strided slice per kernel offset folded in with ``np.maximum``:
+        no window copy, one pass over the output per offset (NaN wins, as with argmax)."""
+        padded, strides, dil, out = self._padded(x)
+        result: np.ndarray | None = None
+        for offset in np.ndindex(*self.kernel):
+            part = padded[(..., *(slice(k * dl, k * dl + (o - 1) * s + 1, s) if o > 0
+                                  else slice(0, 0)
+                                  for k, dl, o, s in zip(offset, dil, out, strides)))]
+            if result is None:
+                result = part.copy()
+            else:
+                np.maximum(result, part, out=result)
+        assert result is not None
+        return result
 
     def _max(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int], list[int]]:
+        """Values and the flat in-window index of each maximum (for the indices output)."""
         view, _, lo, out = self._windows(x, _lowest(x.dtype))
         rank = x.ndim - 2
         flat = view.reshape((*view.shape[:2 + rank], -1))
@@ -142,6 +173,9 @@ class MaxPool8(MaxPool):
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x = np.asarray(inputs[0])
+        if 1 in self.unused_outputs:  # nothing reads the indices: do not compute them
+            values = self._max_values(x)
+            return [values, np.empty(values.shape, dtype=self.index_type.dtype)]
         values, arg, lo, out = self._max(x)
         rank = x.ndim - 2
         strides, dil, *_ = self._geometry(x.shape[2:])

@@ -15,6 +15,7 @@ from ..validation import check_model
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
 from .state import Variables
+from .threads import limited_blas_threads
 
 
 class Executor:
@@ -110,7 +111,7 @@ class Executor:
         None: stateless)."""
         try:
             values = self._ordered_inputs(inputs)
-            with self.variables.run(state):
+            with self.variables.run(state), limited_blas_threads():
                 outs = self.run_plan(self.plan, values)
         except IRToolError as err:
             self._locate(err)

@@ -449,6 +449,7 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
     parameters = graph.parameters()
     results = graph.results()
     sources = graph.sources()
+    read = set(sources.values())  # the (layer, port) outputs some input reads
 
     def new_slot(layer_id: int, port_id: int) -> int:
         slot = len(slot_of)
@@ -509,7 +510,8 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                     exact[outs[0]] = shadow
                     chained.add(outs[0])
                 continue
-        kernel, inline = _kernel(layer, scope, options, consts, generated)
+        unused = frozenset(i for i, p in enumerate(layer.outputs) if (layer.id, p.id) not in read)
+        kernel, inline = _kernel(layer, scope, options, consts, generated, unused)
         steps.append(Step(layer, kernel, ins, outs, inline))
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
@@ -537,7 +539,8 @@ def _fold(layer: Layer, scope: str, consts: list[np.ndarray | None],
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarray | None],
-            inline: bool = True) -> tuple[Kernel, Inline | None]:
+            inline: bool = True, unused: frozenset[int] = frozenset()
+            ) -> tuple[Kernel, Inline | None]:
     compiler = CONTROL_FLOW.get(layer.type)
     if compiler is not None:
         return compiler(layer, scope, options), None
@@ -548,5 +551,7 @@ def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarr
                              "irtool runtime", layer=describe_layer(layer, scope)) from None
     except ValueError as err:
         raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
+    if unused:
+        op.unused_outputs = unused
     kernel = specialise(layer.type, op, consts)
     return kernel, inline_for(layer, op, consts, kernel) if inline else None
