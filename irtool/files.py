@@ -12,7 +12,7 @@ import glob
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
@@ -171,12 +171,14 @@ def _folders(paths: list[Path]) -> list[Path]:
     return sorted({p.parent.resolve() for p in paths}, key=str)
 
 
-def write_files(contents: Mapping[PathLike, bytes]) -> None:
-    """Write each ``path: bytes`` of ``contents``, all or nothing, synced to disk."""
+def write_files(contents: Mapping[PathLike, bytes | Sequence[bytes | memoryview]]) -> None:
+    """Write each ``path: bytes`` of ``contents`` (or the buffers to write one after the
+    other, streamed without joining them), all or nothing, synced to disk."""
     with replacing(*contents) as temporaries:
         for tmp, data in zip(temporaries, contents.values()):
             with open(tmp, "wb") as f:
-                f.write(data)
+                for part in ([data] if isinstance(data, bytes | bytearray) else data):
+                    f.write(part)
                 f.flush()
                 os.fsync(f.fileno())
 

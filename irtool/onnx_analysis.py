@@ -26,6 +26,7 @@ import atexit
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 
@@ -84,10 +85,80 @@ def prestart() -> None:
     _shared_pool().start()
 
 
+WEIGHTLESS_ELEMENTS = 4096
+"""Main-graph initializers with more elements than this reach the worker as graph inputs of
+the same type and shape, without their data: ONNX's checker and shape inference need only
+their types, and serialising the weights (hundreds of MB for large models) cost most of a
+conversion's time and twice the weights in memory. Smaller ones go as they are: shape
+inference's data propagation reads the values of shape-like constants, which are small."""
+
+
+def weightless(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose large main-graph initializers are typed graph inputs
+    instead; everything else (nodes and their bodies, small initializers) as it is."""
+    light = onnx.ModelProto()
+    _copy_fields(model, light, skip="graph")
+    src, dst = model.graph, light.graph
+    _copy_fields(src, dst, skip="initializer")
+    declared = {vi.name for vi in src.input}
+    for tensor in src.initializer:
+        count = 1
+        for d in tensor.dims:
+            count *= d
+        if count <= WEIGHTLESS_ELEMENTS or tensor.name in declared:
+            # (An initializer also declared as an input keeps its data: moving it would
+            # declare the input twice.)
+            dst.initializer.append(tensor)
+            continue
+        vi = dst.input.add()
+        vi.name = tensor.name
+        tt = vi.type.tensor_type
+        tt.elem_type = tensor.data_type
+        tt.shape.SetInParent()
+        for d in tensor.dims:
+            tt.shape.dim.add().dim_value = d
+    return light
+
+
+def _copy_fields(src: Any, dst: Any, skip: str) -> None:
+    """Copy every set field of message ``src`` into ``dst`` but ``skip``."""
+    for field, value in src.ListFields():
+        if field.name == skip:
+            continue
+        if field.is_repeated:
+            getattr(dst, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(dst, field.name).CopyFrom(value)
+        else:
+            setattr(dst, field.name, value)
+
+
+def take_inferred(model: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
+    """Write what shape inference found on ``weightless(model)`` (``inferred``) into
+    ``model``: every graph's value_infos and the types of its inputs and outputs."""
+    from .onnx.protos import subgraphs
+
+    def graph(dst: onnx.GraphProto, src: onnx.GraphProto) -> None:
+        del dst.value_info[:]
+        dst.value_info.extend(src.value_info)
+        # The weightless copy's inputs are the model's, then the moved initializers.
+        for d, s in zip(dst.input, src.input):
+            d.type.CopyFrom(s.type)
+        for d, s in zip(dst.output, src.output):
+            d.type.CopyFrom(s.type)
+        for dn, sn in zip(dst.node, src.node):
+            for (_, dg), (_, sg) in zip(subgraphs(dn), subgraphs(sn)):
+                graph(dg, sg)
+
+    graph(model.graph, inferred.graph)
+
+
 def analyse(model: onnx.ModelProto) -> Analysis:
-    """Check ``model`` and infer its shapes in the worker; never raises for the model."""
+    """Check ``model`` and infer its shapes in the worker; never raises for the model.
+    The worker gets ``weightless(model)``, so ``inferred`` is that copy with inferred
+    value_infos: ``take_inferred`` puts them into the model."""
     try:
-        data = model.SerializeToString()
+        data = weightless(model).SerializeToString()
     except ValueError as err:  # over protobuf's 2 GiB: neither can read it
         return Analysis(None, None, str(err))
     outcome = _shared_pool().call(data)

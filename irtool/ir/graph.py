@@ -140,11 +140,20 @@ class ConstData:
         array = np.asarray(array)
         if array.dtype.kind in ("U", "S", "O"):
             return cls(pack_strings(array))
-        return cls(np.ascontiguousarray(array).tobytes())
+        contiguous = np.ascontiguousarray(array)
+        if not contiguous.flags.writeable:
+            # Read-only (as numpy_helper gives ONNX tensors): nothing can change it, so the
+            # array itself is the buffer and a large weight is not copied again.
+            return cls(contiguous.reshape(-1).view(np.uint8))
+        return cls(contiguous.tobytes())
+
+    def view(self) -> memoryview:
+        """The bytes as a read-only memoryview, without copying them."""
+        return memoryview(self._buffer).cast("B")[self.offset:self.offset + self.size] \
+            .toreadonly()
 
     def tobytes(self) -> bytes:
-        view = memoryview(self._buffer).cast("B")
-        return bytes(view[self.offset:self.offset + self.size])
+        return bytes(self.view())
 
     def to_numpy(self, et: ElementType, shape: Shape) -> np.ndarray:
         """The data as an array of ``shape``; sub-byte types unpack to one byte each."""

@@ -11,7 +11,6 @@ complete (see ``irtool.files``), so a failed save leaves nothing behind.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -26,20 +25,36 @@ _BODY_ORDER = ("body", "then_body", "else_body")
 
 
 class _BinBuilder:
-    """Accumulates constant payloads, storing each distinct payload once."""
+    """Accumulates constant payloads, storing each distinct payload once.
+
+    Payloads are kept as views (no copies) and written one after the other. Equal
+    payloads have equal sizes and equal sampled bytes, so only payloads that agree on
+    both are compared in full: most weights differ in size or in their first bytes, and
+    no payload is hashed for de-duplication."""
 
     def __init__(self) -> None:
-        self.chunks: list[bytes] = []
+        self.chunks: list[memoryview] = []
         self.size = 0
-        self.seen: dict[bytes, int] = {}
+        self.seen: dict[tuple[int, bytes], list[tuple[memoryview, int]]] = {}
         self.digest = WeightsDigest()  # the record binding the .xml to this .bin
 
-    def add(self, payload: bytes) -> int:
-        key = hashlib.blake2b(payload, digest_size=20).digest() + len(payload).to_bytes(8, "little")
-        if key in self.seen:
-            return self.seen[key]
+    @staticmethod
+    def _sample(payload: memoryview) -> bytes:
+        n = len(payload)
+        if n <= 256:
+            return bytes(payload)
+        step = n // 16
+        return b"".join(bytes(payload[i:i + 8]) for i in range(0, n - 8, step)) \
+            + bytes(payload[-8:])
+
+    def add(self, payload: memoryview) -> int:
+        key = (len(payload), self._sample(payload))
+        same = self.seen.setdefault(key, [])
+        for other, offset in same:
+            if other == payload:
+                return offset
         offset = self.size
-        self.seen[key] = offset
+        same.append((payload, offset))
         self.chunks.append(payload)
         self.size += len(payload)
         return offset
@@ -126,7 +141,7 @@ def _layer_child(el: etree._Element, layer: Layer, tag: str, weights: _BinBuilde
     elif tag == "data":
         data = dict(layer.attrs)
         if layer.type == "Const" and layer.const is not None:
-            payload = layer.const.tobytes()
+            payload = layer.const.view()
             offset = weights.add(payload)
             data["offset"] = str(offset)
             data["size"] = str(len(payload))
@@ -169,6 +184,12 @@ def _graph(el: etree._Element, graph: Graph, weights: _BinBuilder) -> None:
 
 def serialize(model: Model) -> tuple[bytes, bytes]:
     """The XML text and the .bin payload of ``model``."""
+    xml, chunks = serialize_parts(model)
+    return xml, b"".join(chunks)
+
+
+def serialize_parts(model: Model) -> tuple[bytes, list[memoryview]]:
+    """The XML text of ``model`` and its .bin as the views to write one after the other."""
     weights = _BinBuilder()
     root = etree.Element("net", {"name": model.name, "version": str(model.version)})
     _graph(root, model.graph, weights)
@@ -180,7 +201,7 @@ def serialize(model: Model) -> tuple[bytes, bytes]:
         _rt_element(root, node)
     etree.indent(root, space="\t")
     xml = b'<?xml version="1.0"?>\n' + etree.tostring(root, encoding="utf-8") + b"\n"
-    return xml, b"".join(weights.chunks)
+    return xml, weights.chunks
 
 
 def write_model(model: Model, xml_path: str | os.PathLike,
@@ -192,6 +213,6 @@ def write_model(model: Model, xml_path: str | os.PathLike,
     """
     xml_path = Path(xml_path)
     bin_path = Path(bin_path) if bin_path is not None else xml_path.with_suffix(".bin")
-    xml, payload = serialize(model)
-    write_files({bin_path: payload, xml_path: xml})  # .xml last: readers open it first
+    xml, chunks = serialize_parts(model)
+    write_files({bin_path: chunks, xml_path: xml})  # .xml last: readers open it first
     return xml_path, bin_path

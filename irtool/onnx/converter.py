@@ -105,6 +105,7 @@ class Converter:
         self.vectorize = vectorize
         analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
+        self.given = model if isinstance(model, onnx.ModelProto) else None
         if input_shapes:
             self.proto = fix_input_shapes(self.proto, input_shapes, self.source)
         self.opset = self._opset(self.proto)
@@ -276,7 +277,12 @@ class Converter:
         # model) is expanded where called, in the function's opset (``local_functions``).
         self.functions = local_functions(proto)
         verdict = analysis.analyse(proto)
-        proto = verdict.inferred or proto  # without inference the translators still decide
+        if verdict.inferred is not None:  # without inference the translators still decide
+            if proto is self.given:  # the caller's ModelProto: write into a copy of it
+                own = onnx.ModelProto()
+                own.CopyFrom(proto)
+                proto = own
+            analysis.take_inferred(proto, verdict.inferred)
         self._check_io_types(proto.graph, ("output",))
         self.sequence_elements = sequences.element_types(proto)
         self.uses = sequences.name_uses(proto)
