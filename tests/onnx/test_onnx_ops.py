@@ -434,7 +434,7 @@ def _nn_cases() -> list[Case]:
         node("MaxPool", 12, {"x": f32(2, 3, 9, 8)}, kernel_shape=[3, 2], strides=[2, 1],
              pads=[1, 0, 2, 1], dilations=[2, 3], outputs=("y", "i"), tag="dilated-indices"),
         node("MaxPool", 12, {"x": f32(2, 2, 7, 7)}, kernel_shape=[3, 3], strides=[2, 2],
-             pads=[1, 1, 1, 1], ceil_mode=1, tag="ceil-pads"),
+             pads=[1, 1, 1, 1], ceil_mode=1, tag="ceil-pads-batched"),
         node("MaxPool", 12, {"x": f32(2, 3, 11)}, kernel_shape=[4], strides=[3], pads=[2, 1],
              tag="1d"),
         node("MaxPool", 12, {"x": f32(1, 2, 5, 6, 4)}, kernel_shape=[2, 3, 2],
