@@ -6,10 +6,12 @@ that needs them is called.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,23 +195,30 @@ def run_steps(
 
 def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping[str, Any]],
                         timeout: float) -> list[dict[str, np.ndarray]]:
-    import tempfile
-
     from .crosscheck.backends import OpenVINOSessionBackend, flatten_steps, split_steps
     from .crosscheck.isolate import Isolated
-    from .errors import BackendError
 
-    with tempfile.TemporaryDirectory(prefix="irtool-run-") as tmp:
-        if isinstance(model_or_path, Model):
-            xml, _ = write_model(model_or_path, Path(tmp) / "model.xml")
-        else:
-            xml = Path(model_or_path)
-            if not xml.is_file():
-                raise BackendError("no such IR file", file=str(xml))
-        shown = xml.name if isinstance(model_or_path, Model) else str(xml)
+    with _ir_on_disk(model_or_path) as (xml, shown):
         outputs = Isolated(OpenVINOSessionBackend(xml), timeout, label="OpenVINO",
                            doing=f" running {shown}").run(flatten_steps(steps))
     return split_steps(outputs)
+
+
+@contextlib.contextmanager
+def _ir_on_disk(model_or_path: Model | PathLike) -> Iterator[tuple[Path, str]]:
+    """The IR file OpenVINO reads, and how messages name it: an in-memory model is written to
+    a temporary folder (removed afterwards) and named by file name, a path as given."""
+    from .errors import BackendError
+
+    if not isinstance(model_or_path, Model):
+        xml = Path(model_or_path)
+        if not xml.is_file():
+            raise BackendError("no such IR file", file=str(xml))
+        yield xml, str(xml)
+        return
+    with tempfile.TemporaryDirectory(prefix="irtool-run-") as tmp:
+        xml, _ = write_model(model_or_path, Path(tmp) / "model.xml")
+        yield xml, xml.name
 
 
 def _check_max_iterations(max_iterations: object) -> None:
@@ -224,19 +233,11 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                   timeout: float) -> dict[str, np.ndarray]:
     """OpenVINO in a worker process: it can die of a signal or never end on an IR (a Loop it
     runs zero times, one with no trip count), and that must be a one-line error here."""
-    import tempfile
-
     from .crosscheck.backends import OpenVINOBackend
     from .crosscheck.isolate import Isolated
     from .errors import BackendError
 
-    with tempfile.TemporaryDirectory(prefix="irtool-run-") as tmp:
-        if isinstance(model_or_path, Model):
-            xml, _ = write_model(model_or_path, Path(tmp) / "model.xml")
-        else:
-            xml = Path(model_or_path)
-            if not xml.is_file():
-                raise BackendError("no such IR file", file=str(xml))
+    with _ir_on_disk(model_or_path) as (xml, shown):
         names = read_model(xml).input_names()
         if isinstance(inputs, Mapping):
             # Named as irtool's runtime names them (the worker drops names it does not take).
@@ -248,7 +249,6 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                 raise BackendError(f"{len(inputs)} inputs given, the model takes {len(names)}",
                                    file=str(xml))
             inputs = dict(zip(names, inputs))
-        shown = xml.name if isinstance(model_or_path, Model) else str(xml)
         return Isolated(OpenVINOBackend(xml), timeout, label="OpenVINO",
                         doing=f" running {shown}").run(inputs)
 
