@@ -20,6 +20,7 @@ from support.ir_builders import (
     Net,
     check,
     counting_loop,
+    doubling_if,
     finish,
     info,
     runaway_body,
@@ -52,21 +53,7 @@ def where(layer: Layer, line: int | None = None) -> str:
 
 def if_layer() -> Layer:
     """If(c) over x: then 2x, else x; output y."""
-    net = Net()
-    c = net.param("c", "boolean", ())
-    x = net.param("x", "f32", (2,))
-    t, e = Net(), Net()
-    tx = t.param("tx", "f32", (2,))
-    ex = e.param("ex", "f32", (2,))
-    t_out = t.result(t.op("Add", "opset1", [tx, tx], {"auto_broadcast": "numpy"}))
-    e_out = e.result(ex)
-    branch = net.if_(c, t, e)
-    branch.then_input(x, tx)
-    branch.else_input(x, ex)
-    branch.output(t_out, e_out, info("f32", (2,)), names=["y"])
-    layer, outs = branch.build()
-    finish(net, outs)
-    return layer
+    return doubling_if().graph.layers_of_type("If")[0]
 
 
 def test_if_compiles_and_runs_both_branches() -> None:

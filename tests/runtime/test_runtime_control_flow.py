@@ -15,6 +15,7 @@ from support.ir_builders import (
     counted_loop,
     counting_expected,
     counting_loop,
+    doubling_if,
     finish,
     growing_history,
     history_loop,
@@ -259,41 +260,21 @@ def test_output_without_port_map_entry() -> None:
         Executor(model, check=False)
 
 
-def if_model(with_else_output: bool = True, cond_shape: tuple = ()) -> irtool.Model:
-    net = Net()
-    c = net.param("c", "boolean", cond_shape)
-    x = net.param("x", "f32", (2,))
-    t, e = Net(), Net()
-    tx = t.param("tx", "f32", (2,))
-    ex = e.param("ex", "f32", (2,))
-    t_out = t.result(t.op("Add", "opset1", [tx, tx], {"auto_broadcast": "numpy"}))
-    e_out = e.result(ex)
-    branch = net.if_(c, t, e)
-    branch.then_input(x, tx)
-    branch.else_input(x, ex)
-    branch.output(t_out, e_out, info("f32", (2,)), names=["y"])
-    layer, outs = branch.build()
-    if not with_else_output:
-        layer.port_maps["else_port_map"] = [entry for entry in layer.port_maps["else_port_map"]
-                                            if entry.kind == "input"]
-    return finish(net, outs)
-
-
 def test_if_picks_a_branch() -> None:
     x = np.array([1.0, 2.0], F32)
-    assert irtool.run(if_model(), {"c": np.array(True), "x": x})["y"].tolist() == [2.0, 4.0]
-    one = if_model(cond_shape=(1,))
+    assert irtool.run(doubling_if(), {"c": np.array(True), "x": x})["y"].tolist() == [2.0, 4.0]
+    one = doubling_if(cond_shape=(1,))
     assert irtool.run(one, {"c": np.array([False]), "x": x})["y"].tolist() == [1.0, 2.0]
 
 
 def test_if_branch_without_an_output_mapping() -> None:
-    refused(if_model(with_else_output=False), "OUTPUT_UNMAPPED", '2 "If_2"')
+    refused(doubling_if(with_else_output=False), "OUTPUT_UNMAPPED", '2 "If_2"')
     with pytest.raises(ExecutionError, match="output port 2 has no else_port_map output"):
-        Executor(if_model(with_else_output=False), check=False)
+        Executor(doubling_if(with_else_output=False), check=False)
 
 
 def test_if_condition_must_be_boolean() -> None:
-    model = if_model()
+    model = doubling_if()
     model.graph.layer(0).attrs["element_type"] = "i64"
     refused(model, "ATTR_PORT_MISMATCH", '0 "c"')
     with pytest.raises(ExecutionError, match=r"condition .* boolean"):

@@ -127,6 +127,28 @@ def finish(net: Net, outs: Builder | Sequence[Value]) -> irtool.Model:
     return net.model()
 
 
+def doubling_if(with_else_output: bool = True, cond_shape: tuple = ()) -> irtool.Model:
+    """If(c) over x: then ``x + x``, else ``x``; output y (without the else branch's output
+    mapping when ``with_else_output`` is false)."""
+    net = Net()
+    c = net.param("c", "boolean", cond_shape)
+    x = net.param("x", "f32", (2,))
+    t, e = Net(), Net()
+    tx = t.param("tx", "f32", (2,))
+    ex = e.param("ex", "f32", (2,))
+    t_out = t.result(t.op("Add", "opset1", [tx, tx], {"auto_broadcast": "numpy"}))
+    e_out = e.result(ex)
+    branch = net.if_(c, t, e)
+    branch.then_input(x, tx)
+    branch.else_input(x, ex)
+    branch.output(t_out, e_out, info("f32", (2,)), names=["y"])
+    layer, outs = branch.build()
+    if not with_else_output:
+        layer.port_maps["else_port_map"] = [entry for entry in layer.port_maps["else_port_map"]
+                                            if entry.kind == "input"]
+    return finish(net, outs)
+
+
 def true_result(body: Net):  # type: ignore[no-untyped-def]
     return body.result(body.const(np.array(True)))
 
