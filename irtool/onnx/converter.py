@@ -28,7 +28,7 @@ import onnx.inliner
 
 from .. import onnx_analysis as analysis
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
-from ..ir.graph import Layer, Model
+from ..ir.graph import Model
 from ..opset import TensorInfo
 from ..passes.identity import drop_identities
 from ..passes.prune import prune_model
@@ -63,7 +63,7 @@ from .protos import (
     walk_nodes,
     walk_tensors,
 )
-from .tensor_types import ONNX_TO_ELEMENT_TYPE, refine, tensor_info_from_type, value_infos
+from .tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type, value_infos
 
 PathLike = str | os.PathLike
 
@@ -313,7 +313,7 @@ class Converter:
             assert info is not None  # _check_io_types let only tensors through
             scope.define(vi.name, scope.builder.parameter(info, name=vi.name,
                                                           tensor_names=(vi.name,)))
-        self.translate_graph(graph, scope)
+        self.translate_graph(graph, scope, main=True)
         self._add_outputs(graph, scope)
         model = Model(scope.graph, name=graph.name or "model", version=11)
         prune_model(model)
@@ -326,17 +326,19 @@ class Converter:
         refuse_invalid_ir(model, self.source)
         return model
 
-    def translate_graph(self, graph: onnx.GraphProto, scope: Scope) -> None:
+    def translate_graph(self, graph: onnx.GraphProto, scope: Scope, *,
+                        main: bool = False) -> None:
         """Translate the initializers and nodes of ``graph`` into ``scope``.
 
-        The caller has defined the graph's inputs in ``scope`` already.
+        The caller has defined the graph's inputs in ``scope`` already. Only a body's
+        declared output shapes are used (``value_infos``): the main graph's may not hold.
         """
         for init in graph.initializer:
             scope.define(init.name, self._initializer(init, scope))
         for sparse in graph.sparse_initializer:
             dense = dense_array(sparse, self.error)
             scope.define(sparse.values.name, scope.builder.const(dense, name=sparse.values.name))
-        infos = value_infos(graph)
+        infos = value_infos(graph, output_shapes=not main)
         for node in self._ordered(graph, scope):
             self.translate_node(node, scope, infos)
 
@@ -461,7 +463,6 @@ class Converter:
         (``Convert`` to the same type) carrying just the output's name.
         """
         used: set[tuple[int, int]] = set()
-        infos = value_infos(graph)
         for vi in graph.output:
             value = scope.lookup(vi.name)
             if value is None:
@@ -484,14 +485,6 @@ class Converter:
                 assert port is not None
                 key = (value.layer, value.port)
             port.names = (vi.name,)
-            # Keep the static dims ONNX declares for the output (the port types are
-            # informative for OpenVINO, which infers its own); a rank left open stays open
-            # (e.g. an If whose branches give different ranks). Not where the value's size
-            # is known only at run time (a loop's iteration count): irtool's runtime checks
-            # computed values against their ports.
-            if value.shape is not None \
-                    and not _varies_at_run_time(scope.graph.layer(value.layer)):
-                port.dims = refine(value.info, infos.get(vi.name)).shape
             used.add(key)
             result = scope.builder.result(value, name=f"{vi.name}/sink_port_0")
             result.extra["output_names"] = vi.name
@@ -510,12 +503,6 @@ def refuse_invalid_ir(model: Model, source: str | None = None) -> None:
         first = errors[0].format().split(": ", 1)[1]  # without the "<model>:0" place
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InternalError(f"the converted IR breaks its rules: {first}{more}", file=source)
-
-
-def _varies_at_run_time(layer: Layer) -> bool:
-    """Does ``layer``'s output size depend on how often a loop runs (a Loop's trip count
-    and condition are values of the run)?"""
-    return layer.type == "Loop"
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:

@@ -60,11 +60,21 @@ def tensor_info_from_type(type_proto: onnx.TypeProto) -> TensorInfo | None:
     return TensorInfo(et, dims)
 
 
-def value_infos(graph: onnx.GraphProto) -> dict[str, TensorInfo]:
-    """What the graph's declarations and ONNX shape inference say about each tensor."""
+def value_infos(graph: onnx.GraphProto, *, output_shapes: bool = True
+                ) -> dict[str, TensorInfo]:
+    """What the graph's declarations and ONNX shape inference say about each tensor.
+
+    ``output_shapes=False`` takes only the element types of the graph's outputs: a main
+    graph's declared output shape is a claim that onnxruntime and OpenVINO do not hold
+    the computation to (onnxmltools declares a classifier's label ``[1]`` for any number
+    of rows), while irtool's runtime checks values against their ports.
+    """
     infos: dict[str, TensorInfo] = {}
+    outputs = {vi.name for vi in graph.output} if not output_shapes else set()
     for vi in [*graph.input, *graph.value_info, *graph.output]:
         info = tensor_info_from_type(vi.type)
+        if info is not None and vi.name in outputs:
+            info = TensorInfo(info.element_type, None)
         if info is not None:
             infos[vi.name] = refine(infos[vi.name], info) if vi.name in infos else info
     return infos

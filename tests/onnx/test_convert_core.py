@@ -235,6 +235,21 @@ def test_untyped_graph_output_takes_the_inferred_type(tmp_path: Path) -> None:
                      expected=run_onnxruntime(model, {"x": x}))
 
 
+def test_declared_graph_output_shape_is_not_held_against_the_computation(tmp_path: Path
+                                                                         ) -> None:
+    """onnxmltools declares a classifier's label output ``[1]`` whatever the number of rows;
+    onnxruntime computes ``[N]`` regardless, and so must irtool (and OpenVINO on its IR)."""
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0),
+             helper.make_node("Cast", ["s"], ["label"], to=TensorProto.INT64)]
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    model = make_model(nodes, [vi("x", F32, ["N", 3])], [vi("label", I64, [1])],
+                       initializers=[axes])
+    x = np.arange(21, dtype=F32).reshape(7, 3)
+    expected = {"label": x.sum(axis=1).astype(np.int64)}
+    np.testing.assert_array_equal(run_onnxruntime(model, {"x": x})["label"], expected["label"])
+    check_conversion(model, {"x": x}, tmp_path, expected=expected)
+
+
 def test_untyped_sequence_graph_output_is_refused_once_inferred() -> None:
     model = make_model([helper.make_node("SequenceConstruct", ["x"], ["s"])],
                        [vi("x", np.float32, [2])], [])

@@ -35,10 +35,7 @@ FIXTURES = {entry["name"]: entry for entry in MANIFEST["fixtures"]}
 KNOWN_GAPS: dict[str, str] = {}
 
 # name -> why irtool's runtime refuses or disagrees while OpenVINO on irtool's IR agrees.
-IRTOOL_GAPS: dict[str, str] = {
-    "lgbm_classifier": "onnxmltools declares the label output [1] for any number of rows; "
-                       "irtool's runtime holds the Cast after the classifier to that shape",
-}
+IRTOOL_GAPS: dict[str, str] = {}
 
 # name -> why OpenVINO running irtool's IR disagrees with onnxruntime while irtool agrees.
 OPENVINO_GAPS: dict[str, str] = {
