@@ -5,6 +5,10 @@ Two small base classes carry the shared machinery (broadcast modes, output type,
 inference); each registered op is its own class with a one-line kernel ``fn``,
 so any op can be subclassed. Output dtypes follow OpenVINO: arithmetic keeps the
 input type, comparisons and logical ops give ``boolean``.
+
+Kernels do not enter ``np.errstate`` per call: log(-1), x / 0 and overflow give NaN and
+inf as in OpenVINO, and the ``Executor`` runs every plan with numpy's floating-point
+warnings off (once per run). Code calling ``compute`` itself sets its own errstate.
 """
 
 from __future__ import annotations
@@ -123,13 +127,18 @@ class Divide(BinaryElementwise):
         if not _is_int(a):
             return np.true_divide(a, b)
         a, b = np.asarray(a), np.asarray(b)
-        with np.errstate(divide="ignore"):
-            quot = np.floor_divide(a, b)
-            if a.dtype.kind == "u":
-                return quot
-            rem = np.remainder(a, b)
+        quot = np.floor_divide(a, b)
+        if a.dtype.kind == "u":
+            return quot
+        rem = np.remainder(a, b)
         # floor -> trunc: add one where the exact quotient is negative and inexact.
         return quot + ((rem != 0) & ((a < 0) != (b < 0)))
+
+    def numpy_call(self) -> NumpyCall | None:
+        # Floats: compute() is true_divide, cast to a's dtype (a no-op for same dtypes).
+        if type(self).compute is not BinaryElementwise.compute or self.auto_broadcast != "numpy":
+            return None
+        return NumpyCall(np.true_divide, 2, floats_only=True)
 
 
 @register("Power", "opset1")
@@ -141,9 +150,14 @@ class Power(BinaryElementwise):
         if _is_int(a):
             if np.all(np.asarray(b) >= 0):
                 return np.power(a, b)
-            with np.errstate(all="ignore"):
-                return np.trunc(np.power(np.asarray(a, np.float64), np.asarray(b, np.float64)))
+            return np.trunc(np.power(np.asarray(a, np.float64), np.asarray(b, np.float64)))
         return np.power(a, b)
+
+    def numpy_call(self) -> NumpyCall | None:
+        # Floats: compute() is np.power (integers check their exponents first).
+        if type(self).compute is not BinaryElementwise.compute or self.auto_broadcast != "numpy":
+            return None
+        return NumpyCall(np.power, 2, floats_only=True)
 
 
 @register("Maximum", "opset1")
@@ -168,20 +182,14 @@ class SquaredDifference(BinaryElementwise):
 class FloorMod(BinaryElementwise):
     """x - y * floor(x / y): the result takes the divisor's sign (numpy ``mod``)."""
 
-    @staticmethod
-    def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.mod(a, b)
+    fn = staticmethod(np.mod)
 
 
 @register("Mod", "opset1")
 class Mod(BinaryElementwise):
     """x - y * trunc(x / y): the result takes the dividend's sign (C ``fmod``)."""
 
-    @staticmethod
-    def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmod(a, b)
+    fn = staticmethod(np.fmod)
 
 
 class Comparison(BinaryElementwise):
@@ -297,8 +305,7 @@ class UnaryElementwise(Op):
         if self.bool_result:
             return [np.asarray(self.fn(x), dtype=np.bool_)]
         if self.float_only and x.dtype.kind in "iub":
-            with np.errstate(all="ignore"):
-                out = np.rint(self.fn(x.astype(np.float64)))
+            out = np.rint(self.fn(x.astype(np.float64)))
             return [out.astype(x.dtype)]
         if self.float_only and x.dtype in HALF_TYPES:
             # Half precision: compute in f32 and round once, as OpenVINO's CPU does.
@@ -314,28 +321,14 @@ class UnaryElementwise(Op):
 
 def _unary(name: str, version: str, func: Callable[[np.ndarray], np.ndarray],
            float_only: bool = True) -> type[UnaryElementwise]:
-    """A registered ``UnaryElementwise`` subclass named ``name`` applying ``func`` (a ufunc,
-    or a ``_quiet`` one: a numpy function as far as ``numpy_call`` goes)."""
+    """A registered ``UnaryElementwise`` subclass named ``name`` applying ``func``."""
     cls = type(name, (UnaryElementwise,), {
         "fn": staticmethod(func),
         "float_only": float_only,
-        "numpy_function": getattr(func, "quiet_ufunc", False),
         "__doc__": f"OpenVINO {name}: elementwise {getattr(func, '__name__', name)}.",
         "__module__": __name__,
     })
     return register(name, version)(cls)
-
-
-def _quiet(func: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-    """``func`` without numpy's domain warnings (log(-1) is NaN, as in OpenVINO)."""
-
-    def wrapped(x: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return func(x)
-
-    wrapped.__name__ = getattr(func, "__name__", "func")
-    wrapped.quiet_ufunc = isinstance(func, np.ufunc)  # type: ignore[attr-defined]
-    return wrapped
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -345,23 +338,23 @@ def _erf(x: np.ndarray) -> np.ndarray:
 Abs = _unary("Abs", "opset1", np.abs, float_only=False)
 Negative = _unary("Negative", "opset1", np.negative, float_only=False)
 Sign = _unary("Sign", "opset1", np.sign, float_only=False)
-Exp = _unary("Exp", "opset1", _quiet(np.exp))
-Log = _unary("Log", "opset1", _quiet(np.log))
-Sqrt = _unary("Sqrt", "opset1", _quiet(np.sqrt))
+Exp = _unary("Exp", "opset1", np.exp)
+Log = _unary("Log", "opset1", np.log)
+Sqrt = _unary("Sqrt", "opset1", np.sqrt)
 Floor = _unary("Floor", "opset1", np.floor, float_only=False)
 Ceiling = _unary("Ceiling", "opset1", np.ceil, float_only=False)
 Sin = _unary("Sin", "opset1", np.sin)
 Cos = _unary("Cos", "opset1", np.cos)
 Tan = _unary("Tan", "opset1", np.tan)
-Asin = _unary("Asin", "opset1", _quiet(np.arcsin))
-Acos = _unary("Acos", "opset1", _quiet(np.arccos))
+Asin = _unary("Asin", "opset1", np.arcsin)
+Acos = _unary("Acos", "opset1", np.arccos)
 Atan = _unary("Atan", "opset1", np.arctan)
-Sinh = _unary("Sinh", "opset1", _quiet(np.sinh))
-Cosh = _unary("Cosh", "opset1", _quiet(np.cosh))
+Sinh = _unary("Sinh", "opset1", np.sinh)
+Cosh = _unary("Cosh", "opset1", np.cosh)
 # Asinh/Acosh/Atanh-3 are written with version "opset4" (their type info says so).
 Asinh = _unary("Asinh", "opset4", np.arcsinh)
-Acosh = _unary("Acosh", "opset4", _quiet(np.arccosh))
-Atanh = _unary("Atanh", "opset4", _quiet(np.arctanh))
+Acosh = _unary("Acosh", "opset4", np.arccosh)
+Atanh = _unary("Atanh", "opset4", np.arctanh)
 Erf = _unary("Erf", "opset1", _erf)
 
 

@@ -32,6 +32,9 @@ class Executor:
     ``cached=True`` takes the check and the plan from the plan cache (``cache.PLANS``):
     executors of one unchanged model then share one plan, checked and compiled once.
     ``vectorize=False`` runs every loop as a loop (see ``RunOptions``).
+
+    A run computes IEEE results silently (log(-1) is NaN, x / 0 is inf): numpy's
+    floating-point warnings are off while it runs.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
@@ -111,7 +114,9 @@ class Executor:
         None: stateless)."""
         try:
             values = self._ordered_inputs(inputs)
-            with self.variables.run(state), limited_blas_threads():
+            # Floating-point errors give inf/NaN as in OpenVINO; warnings are off once per
+            # run here, not per kernel call.
+            with self.variables.run(state), limited_blas_threads(), np.errstate(all="ignore"):
                 outs = self.run_plan(self.plan, values)
         except IRToolError as err:
             self._locate(err)

@@ -71,6 +71,8 @@ BINARY = [
     ("Add", np.add, False), ("Subtract", np.subtract, False), ("Multiply", np.multiply, False),
     ("Maximum", np.maximum, False), ("Minimum", np.minimum, False), ("Less", np.less, True),
     ("Equal", np.equal, True), ("GreaterEqual", np.greater_equal, True),
+    ("Divide", np.true_divide, False), ("Power", np.power, False), ("Mod", np.fmod, False),
+    ("FloorMod", np.mod, False),
 ]
 
 
@@ -212,7 +214,7 @@ def test_matmul_inline_with_a_constant_weight() -> None:
     ("Add", "opset1", ["f32", "f32"], {"auto_broadcast": "pdpd"}),
     ("Add", "opset1", ["f32", "i32"], BROADCAST),  # mixed declared types
     ("Add", "opset1", ["f32", "dynamic"], BROADCAST),  # a type not known
-    ("Divide", "opset1", ["f32", "f32"], BROADCAST),  # not a plain ufunc
+    ("Divide", "opset1", ["i32", "i32"], BROADCAST),  # truncates: not numpy's division
     ("Power", "opset1", ["i32", "i32"], BROADCAST),
     ("MatMul", "opset1", ["f32", "f32"], {"transpose_b": "true"}),
     ("MatMul", "opset1", ["f16", "f16"], {}),  # widened to f32 by the kernel
