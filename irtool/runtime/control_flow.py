@@ -398,7 +398,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
         if len(counts) > 1:
             raise fail(layer, scope, f"the sliced inputs give different iteration counts: "
                         f"{sorted(counts)}")
-        trip = counts.pop() if counts else _iterations_from_outputs(it, layer)
+        trip = counts.pop() if counts else 1
         cap, note = _cap(options)
         if batched is not None and 0 < trip <= cap and _batch_fits(batched, it, inputs, trip):
             try:
@@ -410,18 +410,6 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     tensor_iterator.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
     tensor_iterator.batched = batched  # type: ignore[attr-defined]
     return tensor_iterator
-
-
-def _iterations_from_outputs(it: Iteration, layer: Layer) -> int:
-    """Without sliced inputs OpenVINO takes the count from a concatenated output's static
-    dim (part_size 1 per iteration), else runs the body once."""
-    for spec in it.concat:
-        dims = layer.outputs[spec.output].dims
-        if dims:
-            axis = spec.axis + len(dims) if spec.axis < 0 else spec.axis
-            if 0 <= axis < len(dims) and dims[axis] >= 0:
-                return dims[axis]
-    return 1
 
 
 def compile_if(layer: Layer, scope: str, options: RunOptions) -> Kernel:
