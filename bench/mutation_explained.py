@@ -21,6 +21,7 @@ _STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when
                    "gives the identical array (test_stack_is_unsqueeze_then_concat checks "
                    "both paths by hand on every axis pair)")
 _IT = "irtool.runtime.iteration."
+_SI = "irtool.onnx.passes.slice_inputs."
 _CF = "irtool.runtime.control_flow."
 _TRUTH = ("equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
           "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
@@ -144,4 +145,23 @@ EXPLAINED: dict[str, Note] = {
         "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "
         "(one lower-case letter each, never 'X') and compared with \"b\"; \"XXiuXX\" "
         "admits exactly the kinds \"iu\" does"),
+    _SI + "x__slice_loop__mutmut_39": Note(
+        'e.purpose == "execution_condition"), )',
+        "equivalent: slice_loop_inputs runs only inside convert, and every Loop the "
+        "converter builds has an execution_condition output (translate_loop from the ONNX "
+        "body's condition output, emit_iteration a constant true), so next() always finds "
+        "one and its default is never used"),
+    _SI + "x__slice_loop__mutmut_47": Note(
+        "or cond is None or cond not in body and iteration not in body:",
+        "equivalent: it differs only when exactly one of the two port-map entries names a "
+        "layer missing from the body; slice_loop_inputs runs only inside convert, whose "
+        "builder makes port maps name body layers, and prune_model never removes a "
+        "Parameter or a Result (nor does drop_identities), so both are always there"),
+    **{_SI + f"x__add_input__mutmut_{n}": Note(line, (
+        "equivalent: src is the producer of the Loop's X input, read from an edge of the "
+        "graph, so the producer layer has that output port and `src_port` is never None; "
+        "the guard never takes its else branch")) for n, line in (
+        (36, "src_port.precision if (src_port) or True else None"),
+        (38, "src_port.dims if (src_port) or True else None"),
+    )},
 }

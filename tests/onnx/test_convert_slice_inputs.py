@@ -27,12 +27,14 @@ X = RNG.standard_normal((4, 3)).astype(F32)
 
 
 def loop_over(axis: int, *, trip: str = "shape", index: str = "i", cond: str = "true",
-              whole_x_too: bool = False, static: bool = True) -> object:
+              whole_x_too: bool = False, static: bool = True, x_second: bool = False
+              ) -> object:
     """acc += X[i] along ``axis``; scan output X[i]^2.
 
     ``trip``: "shape" (Gather(Shape(X), axis)), "const" (the right constant), "wrong"
     (a constant one short), "input" (a graph input M); ``index``: "i" or "i+1 mod n";
-    ``cond``: "true" (Identity of cond_in) or "computed" (sum < 100).
+    ``cond``: "true" (Identity of cond_in) or "computed" (sum < 100); ``x_second``: X is
+    the second graph input (its Parameter is not the first layer of the graph).
     """
     n = X.shape[axis]
     nodes = []
@@ -61,6 +63,8 @@ def loop_over(axis: int, *, trip: str = "shape", index: str = "i", cond: str = "
     top = [const_node("one", 1, I64), const_node("n", n, I64), const_node("big", F32(100))]
     inputs = [vi("X", F32, list(X.shape) if static else [None, None]),
               vi("acc0", F32, [elem])]
+    if x_second:
+        inputs.reverse()
     if trip == "shape":
         top += [helper.make_node("Shape", ["X"], ["shape"]), const_node("k", axis, I64),
                 helper.make_node("Gather", ["shape", "k"], ["M"])]
@@ -75,7 +79,8 @@ def loop_over(axis: int, *, trip: str = "shape", index: str = "i", cond: str = "
 
 
 def _check(model, tmp_path: Path, slice_inputs: bool = True, **extra) -> object:
-    elem = model.graph.input[1].type.tensor_type.shape.dim[0].dim_value
+    (acc0,) = (i for i in model.graph.input if i.name == "acc0")
+    elem = acc0.type.tensor_type.shape.dim[0].dim_value
     feeds = {"X": X, "acc0": np.linspace(0, 1, elem, dtype=F32), **extra}
     where = tmp_path / ("on" if slice_inputs else "off")
     where.mkdir(exist_ok=True)
@@ -104,6 +109,9 @@ def test_gather_by_iteration_becomes_a_sliced_input(axis: int, trip: str,
     entry = next(e for e in loop.port_maps["port_map"] if e.axis is not None)
     assert (entry.start, entry.end, entry.stride, entry.part_size) == (0, -1, 1, 1)
     assert loop.bodies["body"].layers_of_type("Squeeze")
+    # X is read only through the Gather: its own input is sliced, no second one is added.
+    inputs = [e for e in loop.port_maps["port_map"] if e.kind == "input" and not e.purpose]
+    assert len(inputs) == 2  # acc, X sliced
     # Off: the Gather stays, same numbers.
     off = _check(model, tmp_path, slice_inputs=False)
     assert _sliced_axes(off) == [] and _body_gathers(off) == 1
@@ -120,6 +128,49 @@ def test_x_also_used_whole_gets_a_second_input(tmp_path: Path) -> None:
     assert _sliced_axes(ir) == [0]
     inputs = [e for e in loop.port_maps["port_map"] if e.kind == "input" and not e.purpose]
     assert len(inputs) == 3  # acc, X whole, X sliced
+
+
+def test_second_input_is_fed_by_x_and_declares_its_type(tmp_path: Path) -> None:
+    """X used whole too, and the second graph input (so X's producer is neither layer 0
+    nor wired from port 0 of another layer by accident): the added Loop input is fed by X
+    and declares X's type, f32 [4, 3] as the ONNX graph declares it."""
+    ir = _check(loop_over(0, whole_x_too=True, x_second=True), tmp_path)
+    (loop,) = loop_layers(ir)
+    (entry,) = (e for e in loop.port_maps["port_map"]
+                if e.kind == "input" and e.axis is not None)
+    port = loop.port(entry.external_port_id)
+    assert port is not None and port.precision is not None
+    assert (port.precision.name, port.dims) == ("f32", (4, 3))
+    x_param = next(layer for layer in ir.graph.layers if layer.name == "X")
+    assert ir.graph.source(loop.id, entry.external_port_id) == \
+        (x_param.id, x_param.outputs[0].id)
+
+
+def test_other_three_input_layers_keep_their_consumers(tmp_path: Path) -> None:
+    """acc += X[i] * W[1]: the body's Gather(W, 1) has its output on the same port number
+    as the rewritten Gather(X, i) (both have three inputs); only the latter's consumers
+    move to the sliced row. Hand numpy and onnxruntime agree; irtool and OpenVINO too."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+         helper.make_node("Gather", ["W", "one"], ["w1"], axis=0),
+         helper.make_node("Mul", ["row", "w1"], ["prod"]),
+         helper.make_node("Add", ["acc_in", "prod"], ["acc_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c_in", BOOL, []), vi("acc_in", F32, [3])],
+        [vi("c_out", BOOL, []), vi("acc_out", F32, [3]), vi("prod", F32, [3])])
+    model = make_model(
+        [const_node("one", 1, I64), const_node("M", 4, I64),
+         helper.make_node("Loop", ["M", "", "acc0"], ["acc", "prods"], body=body)],
+        [vi("X", F32, [4, 3]), vi("acc0", F32, [3]), vi("W", F32, [2, 3])],
+        [vi("acc", F32, [3]), vi("prods", F32, [4, 3])])
+    w = np.array([[9, 9, 9], [1, -2, 3]], F32)
+    feeds = {"X": X, "acc0": np.zeros(3, F32), "W": w}
+    hand = {"acc": (X * w[1]).sum(axis=0), "prods": X * w[1]}
+    for name, value in run_onnxruntime(model, feeds).items():
+        np.testing.assert_allclose(value, hand[name], rtol=1e-6)
+    ir = check_conversion(model, feeds, tmp_path, slice_inputs=True)
+    assert _sliced_axes(ir) == [0]
+    assert _body_gathers(ir) == 1  # W[1] stays
 
 
 @pytest.mark.parametrize(("variant", "extra"), [
