@@ -117,7 +117,29 @@ def weightless(model: onnx.ModelProto) -> onnx.ModelProto:
         tt.shape.SetInParent()
         for d in tensor.dims:
             tt.shape.dim.add().dim_value = d
+    _unplace_external(light)
     return light
+
+
+def _unplace_external(model: onnx.ModelProto) -> None:
+    """Point the external tensors left in ``model`` at no file: the worker gets bytes, not
+    the model's folder, so the checker would look for their files in its working folder.
+    ONNX's checker does not look for a location starting with ``#`` (its mark for data
+    held in memory), and shape inference reads no external data either way."""
+    from .onnx.protos import walk_tensors
+
+    tensors = list(walk_tensors(model.graph))
+    for function in model.functions:
+        for node in function.node:
+            for attr in node.attribute:
+                if attr.HasField("t"):
+                    tensors.append(attr.t)
+                tensors.extend(attr.tensors)
+    for tensor in tensors:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            for entry in tensor.external_data:
+                if entry.key == "location" and not entry.value.startswith("#"):
+                    entry.value = "#" + entry.value
 
 
 def _copy_fields(src: Any, dst: Any, skip: str) -> None:

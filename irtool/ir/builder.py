@@ -141,18 +141,20 @@ class GraphBuilder:
         return self.add(type, version, inputs, attrs, outputs=outputs, name=name,
                         output_names=output_names)[1]
 
-    def const(self, value: Any, et: ElementType | None = None, name: str | None = None
-              ) -> Value:
-        """A ``Const`` holding ``value`` (converted to ``et``'s dtype when given)."""
+    def const(self, value: Any, et: ElementType | None = None, name: str | None = None,
+              source: tuple[str, int] | None = None) -> Value:
+        """A ``Const`` holding ``value`` (converted to ``et``'s dtype when given).
+        ``source`` is the file and offset whose bytes ``value`` is (``ConstData.source``)."""
         array = np.asarray(value)
         if et is not None and et.dtype is not None and array.dtype != et.dtype:
             array = array.astype(et.dtype)
+            source = None
         et = et or from_numpy(array.dtype)
         info = TensorInfo(et, tuple(array.shape))
         layer, (out,) = self.add("Const", "opset1", [], {
             "element_type": et.name, "shape": ",".join(str(d) for d in array.shape)},
             outputs=[info], name=name)
-        layer.const = ConstData.from_array(array)
+        layer.const = ConstData.from_array(array, source)
         return out
 
     def const_value(self, value: Value) -> np.ndarray | None:

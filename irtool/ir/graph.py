@@ -124,27 +124,36 @@ class BackEdge:
 
 
 class ConstData:
-    """The bytes of a ``Const``: a lazy view into a .bin, or bytes irtool made."""
+    """The bytes of a ``Const``: a lazy view into a .bin, or bytes irtool made.
 
-    __slots__ = ("_buffer", "offset", "size")
+    ``source``, when set, is a file and offset holding the same bytes (an ONNX tensor
+    the Const was read from): ``save`` copies them from there without reading them into
+    memory."""
+
+    __slots__ = ("_buffer", "offset", "size", "source")
 
     def __init__(self, buffer: bytes | memoryview | np.ndarray, offset: int = 0,
-                 size: int | None = None) -> None:
+                 size: int | None = None, source: tuple[str, int] | None = None) -> None:
         self._buffer = buffer
         self.offset = offset
         self.size = len(memoryview(buffer).cast("B")) - offset if size is None else size
+        self.source = source
 
     @classmethod
-    def from_array(cls, array: np.ndarray) -> ConstData:
-        """Bytes of a numpy array in C order (strings use OpenVINO's packed layout)."""
+    def from_array(cls, array: np.ndarray, source: tuple[str, int] | None = None
+                   ) -> ConstData:
+        """Bytes of a numpy array in C order (strings use OpenVINO's packed layout);
+        ``source``: see the class (kept only when the array's own bytes are used)."""
         array = np.asarray(array)
         if array.dtype.kind in ("U", "S", "O"):
             return cls(pack_strings(array))
         contiguous = np.ascontiguousarray(array)
         if not contiguous.flags.writeable:
-            # Read-only (as numpy_helper gives ONNX tensors): nothing can change it, so the
-            # array itself is the buffer and a large weight is not copied again.
-            return cls(contiguous.reshape(-1).view(np.uint8))
+            # Read-only (as numpy_helper gives ONNX tensors, or a view of an ONNX file):
+            # nothing can change it, so the array itself is the buffer and a large weight
+            # is not copied again.
+            return cls(contiguous.reshape(-1).view(np.uint8),
+                       source=source if contiguous is array else None)
         return cls(contiguous.tobytes())
 
     def view(self) -> memoryview:
@@ -156,14 +165,14 @@ class ConstData:
         return bytes(self.view())
 
     def to_numpy(self, et: ElementType, shape: Shape) -> np.ndarray:
-        """The data as an array of ``shape``; sub-byte types unpack to one byte each."""
+        """The data as an array of ``shape``; sub-byte types unpack to one byte each.
+        Plain types are a read-only view of the bytes, not a copy."""
         count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        raw = self.tobytes()
         if et.kind == "string":
-            return unpack_strings(raw, count).reshape(shape)
+            return unpack_strings(self.tobytes(), count).reshape(shape)
         if et.dtype is None or et.bitwidth < 8:
-            return unpack(raw, et, count).reshape(shape)
-        return np.frombuffer(raw, dtype=et.dtype, count=count).reshape(shape)
+            return unpack(self.tobytes(), et, count).reshape(shape)
+        return np.frombuffer(self.view(), dtype=et.dtype, count=count).reshape(shape)
 
 
 def pack_strings(array: np.ndarray) -> bytes:

@@ -28,6 +28,7 @@ from ..ir.builder import GraphBuilder, Value, ir_attr
 from ..ir.graph import Graph
 from ..ir.types import ElementType
 from ..opset import TensorInfo, make_op
+from .external_data import ExternalData, is_external
 from .protos import node_label
 
 __all__ = ["Capture", "Conversion", "GraphBuilder", "NodeContext", "Scope", "Translator",
@@ -135,6 +136,16 @@ class Conversion(Protocol):
         """Every read of ``name`` in the model (``sequences.name_uses``)."""
         ...
 
+    def tensor(self, tensor: onnx.TensorProto, what: str,
+               fail: Callable[[str], Exception] | None = None) -> np.ndarray:
+        """``tensor``'s values, external data included (``tensor_array``)."""
+        ...
+
+    def file_slice(self, array: np.ndarray) -> tuple[str, int] | None:
+        """The file and offset whose bytes ``array`` is, when ``tensor`` gave it a view of
+        an ONNX file (``ConstData.source``)."""
+        ...
+
     concatenated: dict[str, int]
     """Sequences a Loop holds concatenated along this axis instead of stacked."""
 
@@ -216,7 +227,7 @@ class NodeContext:
 
     def tensor(self, tensor: onnx.TensorProto, what: str) -> np.ndarray:
         """A tensor attribute as numpy (see ``tensor_array``)."""
-        return tensor_array(tensor, what, self.error)
+        return self.conversion.tensor(tensor, what, self.error)
 
     def has_attr(self, name: str) -> bool:
         return any(a.name == name for a in self.node.attribute)
@@ -239,7 +250,8 @@ class NodeContext:
         return self.op(type, version, inputs, attrs, **kwargs)[0]
 
     def const(self, value: Any, et: ElementType | None = None) -> Value:
-        return self.builder.const(value, et)
+        source = self.conversion.file_slice(value) if isinstance(value, np.ndarray) else None
+        return self.builder.const(value, et, source=source)
 
     def const_value(self, value: Value | None) -> np.ndarray | None:
         return None if value is None else self.builder.const_value(value)
@@ -254,10 +266,16 @@ MAX_DENSE_BYTES = 1 << 30
 for any amount of memory."""
 
 
-def tensor_array(tensor: onnx.TensorProto, what: str,
-                 fail: Callable[[str], Exception]) -> np.ndarray:
+def tensor_array(tensor: onnx.TensorProto, what: str, fail: Callable[[str], Exception],
+                 external: ExternalData | None = None) -> np.ndarray:
     """``tensor`` as numpy; one its data does not fill, or of an unknown type, raises
-    ``fail(message)`` naming ``what`` instead of numpy's or onnx's own exception."""
+    ``fail(message)`` naming ``what`` instead of numpy's or onnx's own exception. An
+    external tensor is read through ``external`` (lazily, read-only)."""
+    if is_external(tensor):
+        if external is None:
+            raise fail(f"{what} is in an external data file, and no folder is known to "
+                       "read it from")
+        return external.array(tensor, what, fail)
     try:
         return onnx.numpy_helper.to_array(tensor)
     except Exception as err:  # ValueError, TypeError, KeyError: numpy_helper's words

@@ -2,7 +2,8 @@
 
 The ``Converter`` does the work that is not one operator's business:
 
-* loads the model (external data included) and inlines model-local functions;
+* loads the model without its large tensors (``skeleton``; they and ONNX external data
+  are read lazily through ``external_data``) and inlines model-local functions;
 * rejects graph inputs/outputs that are not tensors, lowers sequences built in
   loops to tensors (``sequences``), and lists every operator without a
   translator in one ``UnsupportedOpError`` before translating anything;
@@ -21,8 +22,10 @@ import functools
 import heapq
 import os
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import onnx
 import onnx.inliner
 
@@ -46,6 +49,7 @@ from .context import (
     qualified,
     tensor_array,
 )
+from .external_data import ExternalData
 from .input_shapes import InputShapes, fix_input_shapes
 from .local_functions import (
     expand_local_function,
@@ -63,6 +67,7 @@ from .protos import (
     walk_nodes,
     walk_tensors,
 )
+from .skeleton import read_skeleton
 from .tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type, value_infos
 
 PathLike = str | os.PathLike
@@ -101,6 +106,7 @@ class Converter:
                  vectorize: bool = True, base_dir: PathLike | None = None,
                  input_shapes: InputShapes | None = None) -> None:
         self.source: str | None = None
+        self.external = ExternalData(None)
         self.slice_inputs = slice_inputs
         self.vectorize = vectorize
         analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
@@ -134,30 +140,38 @@ class Converter:
     # -- loading and checks ---------------------------------------------------
     def _load(self, model: onnx.ModelProto | PathLike, base_dir: PathLike | None
               ) -> onnx.ModelProto:
+        """The model without reading its large tensors: a path is parsed as its skeleton
+        (``skeleton``), and every external tensor stays where it is until a translator
+        reads it (``self.external``)."""
         if isinstance(model, onnx.ModelProto):
-            if not _has_external_data(model):
-                return model
-            if base_dir is None:
+            self.external = ExternalData(base_dir)
+            if base_dir is None and _has_external_data(model):
                 raise ConversionError("the model keeps tensors in external data files: give "
                                       "the folder they are in (base_dir) or convert by path")
-            copy = onnx.ModelProto()
-            copy.CopyFrom(model)
-            try:
-                onnx.external_data_helper.load_external_data_for_model(copy, str(base_dir))
-            except Exception as err:  # OSError, onnx's ValidationError for a missing file
-                message = str(err).splitlines()[0]
-                raise ConversionError(f"cannot load external data: {message}",
-                                      file=str(base_dir)) from None
-            return copy
+            return model
         self.source = str(model)
         if not Path(model).is_file():
             raise ConversionError("no such file", file=self.source)
         refuse_other_kind(self.source, "onnx", ConversionError)
+        self.external = ExternalData(Path(model).parent)
         try:
-            return onnx.load(self.source)
-        except Exception as err:  # protobuf DecodeError, missing external data files...
+            return read_skeleton(self.source)
+        except Exception:  # not a protobuf message: onnx's own words say why
+            pass
+        try:
+            return onnx.load(self.source, load_external_data=False)
+        except Exception as err:  # protobuf DecodeError...
             raise ConversionError(f"not a readable ONNX model: {type(err).__name__}: {err}",
                                   file=self.source) from None
+
+    def tensor(self, tensor: onnx.TensorProto, what: str,
+               fail: Callable[[str], Exception] | None = None) -> np.ndarray:
+        """``tensor``'s values (external ones read lazily, read-only); errors name ``what``."""
+        return tensor_array(tensor, what, fail or self.error, self.external)
+
+    def file_slice(self, array: np.ndarray) -> tuple[str, int] | None:
+        """The file and offset whose bytes ``array`` is (``ExternalData.source``)."""
+        return self.external.source(array)
 
     def error(self, message: str, node: str | None = None) -> ConversionError:
         return ConversionError(message, file=self.source, node=node)
@@ -347,8 +361,9 @@ class Converter:
         if et is None:
             raise self.error(f"initializer {init.name!r} has an unsupported element type "
                              f"({elem_type_name(init.data_type)})")
-        array = tensor_array(init, f"initializer {init.name!r}", self.error)
-        value = scope.builder.const(array, et, name=init.name)
+        array = self.tensor(init, f"initializer {init.name!r}")
+        value = scope.builder.const(array, et, name=init.name,
+                                    source=self.file_slice(array))
         port = scope.graph.layer(value.layer).outputs[0]
         port.names = (init.name,)
         return value
