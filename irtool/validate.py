@@ -95,7 +95,8 @@ SLICE_DIM                    error    start/end outside the static sliced dim, s
                                       parts of part_size every |stride|
 ITERATION_COUNT              error    a TensorIterator's sliced inputs and concatenated outputs
                                       (their static dims, start/end/stride/part_size) give
-                                      different numbers of iterations
+                                      different numbers of iterations (one, without sliced
+                                      inputs)
 LOOP_TRIP_COUNT              error    Loop input 0 missing, not i32/i64, or not one element
 LOOP_CONDITION               error    Loop input 1 missing, not boolean, or not one element
 LOOP_BODY_CONDITION          error    not exactly one body Result with purpose=

@@ -287,20 +287,24 @@ def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_po
     ctx.concatenated.append((entry, ext_port, body_port))
 
 
-def _check_iteration_count(ctx: _Ctx) -> None:
-    """A TensorIterator runs as many iterations as its sliced inputs cut parts; they must
-    agree, and each concatenated output of static dims must hold that many parts."""
-    if not ctx.sliced:
-        return
-    first, count = ctx.sliced[0]
-    source = (f"its sliced input on port {first.external_port_id} cuts {count} part(s)")
+def _check_iteration_count(ctx: _Ctx, entries: list[PortMapEntry]) -> None:
+    """A TensorIterator runs as many iterations as its sliced inputs cut parts (once when
+    none is sliced, as in OpenVINO's CPU plugin); they must agree, and each concatenated
+    output of static dims must hold that many parts."""
+    if ctx.sliced:
+        first, count = ctx.sliced[0]
+        source = f"its sliced input on port {first.external_port_id} cuts {count} part(s)"
+        start = first.slicing().start
+    elif not any(e.kind == "input" and e.axis is not None for e in entries):
+        count, source, start = 1, "it slices no input, so its body runs once: 1 part", 0
+    else:
+        return  # a sliced input of dynamic size: the count is known only at run time
     for entry, parts in ctx.sliced[1:]:
         if parts != count:
             ctx.add("ITERATION_COUNT", f"port_map input external_port_id="
                     f"{entry.external_port_id}: cuts {parts} part(s), but {source}; OpenVINO's "
                     "CPU plugin refuses such a TensorIterator", entry.line)
             return
-    start = first.slicing().start
     reading = "" if start in (0, -1) else (
         f"; irtool reads start={start} as the spec does (the first part at index {start}), "
         f"OpenVINO's CPU plugin cuts its {count} part(s) from index 0")
@@ -345,7 +349,7 @@ def _check_iterator(ctx: _Ctx, *, is_loop: bool) -> None:
     if is_loop:
         _check_loop_specials(ctx, body_layers, mapped)
     else:
-        _check_iteration_count(ctx)
+        _check_iteration_count(ctx, entries)
     # every body Parameter has a source
     current = {e.internal_layer_id for e in mapped.special.get("current_iteration", [])}
     for pid, param in body_layers.items():
