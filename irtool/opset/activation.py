@@ -17,12 +17,11 @@ from .elementwise import HALF_TYPES, UnaryElementwise
 from .math_util import erf, normalize_axis
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # 1 / (1 + exp(-x)) in four in-place passes over one buffer. -x is capped below exp's
-    # overflow point, so no warning is raised and no errstate is needed; past the cap
-    # sigmoid is below the smallest normal number anyway. NaN passes through.
-    t = np.negative(x)
-    np.minimum(t, x.dtype.type(88.0 if x.dtype.itemsize <= 4 else 709.0), out=t)
+def _sigmoid(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # 1 / (1 + exp(-x)) in four passes over one buffer (``out``, which may be x itself,
+    # or a new one). exp(-x) overflows to inf below x = -88.7 (f32), which gives the
+    # right 0: a run has numpy's overflow warning off (see Executor). NaN passes through.
+    t = np.negative(x, out=out)
     np.exp(t, out=t)
     t += 1
     np.reciprocal(t, out=t)
@@ -42,16 +41,18 @@ def _first(value: np.ndarray, dtype: np.dtype) -> np.generic:
 @register("ReLU", "opset1")
 class Relu(UnaryElementwise):
     numpy_function = True
+    writes_out = True
     float_only = False
 
     @staticmethod
-    def fn(x: np.ndarray) -> np.ndarray:
-        return np.maximum(x, x.dtype.type(0))
+    def fn(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return np.maximum(x, x.dtype.type(0), out=out)
 
 
 @register("Sigmoid", "opset1")
 class Sigmoid(UnaryElementwise):
     numpy_function = True
+    writes_out = True
     fn = staticmethod(_sigmoid)
 
 

@@ -79,7 +79,7 @@ class BinaryElementwise(Op):
         if type(self).compute is not BinaryElementwise.compute \
                 or self.auto_broadcast != "numpy" or not isinstance(self.fn, np.ufunc):
             return None
-        return NumpyCall(self.fn, 2, self.bool_result)
+        return NumpyCall(self.fn, 2, self.bool_result, writes_out=True)
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
@@ -138,7 +138,7 @@ class Divide(BinaryElementwise):
         # Floats: compute() is true_divide, cast to a's dtype (a no-op for same dtypes).
         if type(self).compute is not BinaryElementwise.compute or self.auto_broadcast != "numpy":
             return None
-        return NumpyCall(np.true_divide, 2, floats_only=True)
+        return NumpyCall(np.true_divide, 2, floats_only=True, writes_out=True)
 
 
 @register("Power", "opset1")
@@ -157,7 +157,7 @@ class Power(BinaryElementwise):
         # Floats: compute() is np.power (integers check their exponents first).
         if type(self).compute is not BinaryElementwise.compute or self.auto_broadcast != "numpy":
             return None
-        return NumpyCall(np.power, 2, floats_only=True)
+        return NumpyCall(np.power, 2, floats_only=True, writes_out=True)
 
 
 @register("Maximum", "opset1")
@@ -285,6 +285,8 @@ class UnaryElementwise(Op):
     numpy_function: ClassVar[bool] = False
     """Set on a class (not inherited) whose ``fn`` is not a numpy ufunc but, like one,
     returns a new array of a dtype that depends on the input's dtype only."""
+    writes_out: ClassVar[bool] = False
+    """Set on a ``numpy_function`` class whose ``fn`` also takes ``out=`` as a ufunc does."""
 
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
@@ -297,8 +299,10 @@ class UnaryElementwise(Op):
         if cls.compute is not UnaryElementwise.compute or not (
                 isinstance(self.fn, np.ufunc) or cls.__dict__.get("numpy_function", False)):
             return None
+        ufunc = isinstance(self.fn, np.ufunc)
         return NumpyCall(self.fn, 1, self.bool_result, floats_only=self.float_only,
-                         half_floats=not self.float_only)
+                         half_floats=not self.float_only,
+                         writes_out=ufunc or cls.__dict__.get("writes_out", False))
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x = np.asarray(inputs[0])

@@ -131,6 +131,7 @@ class Inline:
     matmul: bool = False
     ndim_inputs: tuple[int, ...] = ()
     min_ndim: int = 0
+    writes_out: bool = False  # ``func(*inputs, out=buffer)`` computes into ``buffer``
 
 
 _PLAIN_KINDS = "biuf"
@@ -218,6 +219,7 @@ def inline_for(layer: Layer, op: Op, consts: Sequence[np.ndarray | None],
     # when they add up to 3 or more (not two vectors; a 0-d operand fails the same way
     # in the kernel), or when a constant operand is a matrix.
     need = min_ndim - sum(c.ndim for c in consts if c is not None)
+    out = call.writes_out and not matmul
     if need <= 0 or (matmul and any(c is not None and c.ndim >= 2 for c in consts)):
-        return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul)
-    return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul, guarded, need)
+        return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul, writes_out=out)
+    return Inline(func, dtype, guarded, kernel, want, const_ndims, matmul, guarded, need, out)

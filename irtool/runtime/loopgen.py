@@ -45,6 +45,7 @@ from .plan import (
     emit_steps,
     emit_verify,
     layer_path,
+    reuse_for,
     step_comment,
     value_name,
 )
@@ -219,17 +220,25 @@ class _Generator:
         for ci in range(len(it.concat)):
             pro += [f"a{ci} = []", f"app{ci} = a{ci}.append"]
 
+        # In-place writes (plan.Reuse) never go into what the loop's own code reads or
+        # makes: the body's Results (collected, carried, last values), the values around
+        # skipped and counter-Gather steps (a collected value, a view of a sliced input).
+        kept = set(out_slots)
+        for k in skip | set(self.fused):
+            kept.update(steps[k].inputs)
+            kept.update(steps[k].outputs)
+        reuse = reuse_for(steps, kept, body.constants)
         run: list[tuple[int, Step]] = []  # plain steps, emitted together (inline chains)
         for k, step in enumerate(steps):
             if k in skip:
                 continue
             if k in self.fused:
-                emit_steps(code, run, name)
+                emit_steps(code, run, name, reuse)
                 run = []
                 self._emit_counter_gather(code, k, skip)
             else:
                 run.append((k, step))
-        emit_steps(code, run, name)
+        emit_steps(code, run, name, reuse)
         if body.check_declared:
             # The first iteration's values against their ports (the types of a body's
             # values do not change between iterations).

@@ -15,7 +15,7 @@ import builtins
 import itertools
 import linecache
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,7 +115,8 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
         code.add(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs", -1)
     else:
         code.add("if len(inputs): raise ValueError", -1)
-    emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot))
+    emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
+               reuse_for(plan.steps, plan.output_slots, plan.constants))
     emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
@@ -264,8 +265,8 @@ class Code:
 _BUILT = itertools.count(1)  # numbers the generated functions: each its own linecache entry
 
 
-def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[int], str]
-               ) -> None:
+def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[int], str],
+               reuse: Reuse | None = None) -> None:
     """Add the lines running ``steps`` (``(index, step)`` pairs, in order) to ``code``.
 
     Consecutive inlined steps form a chain checked once: the guard of the first step
@@ -273,23 +274,55 @@ def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[in
     dtype and a minimum rank) imply the guards of the next ones, so the chain's fast
     branch is plain numpy calls, and its other branch runs each step on its own
     (``emit_step``). A step whose guard the facts do not imply starts a new chain.
+    With ``reuse``, a fast-branch call may write into a dead input's buffer (see ``Reuse``).
     """
-    chain = _Chain(name)
+    chain = _Chain(name, reuse)
     for index, step in steps:
         if step.inlined is not None and len(step.outputs) == 1 and chain.admit(index, step):
             continue
         chain.emit(code)
-        chain = _Chain(name)
+        chain = _Chain(name, reuse)
         if step.inlined is None or len(step.outputs) != 1 or not chain.admit(index, step):
             emit_step(code, index, step, name)
     chain.emit(code)
 
 
+@dataclass(frozen=True)
+class Reuse:
+    """When an inlined step may write its result into an input's buffer (``out=``).
+
+    Only in a chain's fast branch, and only into a value made earlier in the same fast
+    branch: that value is a new array no one else holds (each fast-branch call returns
+    a new array, or the buffer of an input that is dead by then), so no graph input,
+    constant, variable, view of those, or value of an earlier step can share it. On top
+    of that the value must not be ``protected`` (the plan's outputs, and whatever the
+    code around the steps reads: a loop's collected, carried and skipped values), and
+    the step must be its last reader (``last_read``: slot -> index of the last step
+    reading it). The call then writes into it only when the buffer has the result's
+    dtype and shape, which the generated code checks where the facts do not tell.
+    """
+
+    last_read: Mapping[int, int]
+    protected: frozenset[int]
+    constants: Mapping[int, np.ndarray]
+
+
+def reuse_for(steps: Sequence[Step], protected: Iterable[int],
+              constants: Mapping[int, np.ndarray]) -> Reuse:
+    """The ``Reuse`` facts of a plan's ``steps``, never writing into ``protected``."""
+    last_read: dict[int, int] = {}
+    for k, step in enumerate(steps):
+        for slot in step.inputs:
+            last_read[slot] = k
+    return Reuse(last_read, frozenset(protected), constants)
+
+
 class _Chain:
     """Consecutive inlined steps with one guard on the values they take from outside."""
 
-    def __init__(self, name: Callable[[int], str]) -> None:
+    def __init__(self, name: Callable[[int], str], reuse: Reuse | None = None) -> None:
         self.name = name
+        self.reuse = reuse
         self.steps: list[tuple[int, Step]] = []
         self.facts: dict[str, tuple[np.dtype, int]] = {}  # made inside: dtype, min rank
         self.dtypes: dict[str, np.dtype] = {}  # taken from outside: the dtype tested
@@ -353,8 +386,7 @@ class _Chain:
             inline = step.inlined
             assert inline is not None
             code.free[f"f{index}"] = inline.func
-            args = ", ".join(self.name(i) for i in step.inputs)
-            code.add(f"    v{step.outputs[0]} = f{index}({args})", index)
+            code.add(f"    v{step.outputs[0]} = {self._call(index, step)}", index)
         code.add("else:", first)
         inner = Code()
         for index, step in self.steps:
@@ -362,6 +394,44 @@ class _Chain:
         code.free.update(inner.free)
         for line, index in inner.lines:
             code.add("    " + line, index)
+
+
+    def _call(self, index: int, step: Step) -> str:
+        """The fast-branch call of ``step``: into a dead input's buffer when ``Reuse``
+        allows and, where the facts do not tell, the shapes show it holds the result."""
+        inline = step.inlined
+        assert inline is not None
+        args = [self.name(i) for i in step.inputs]
+        plain = f"f{index}({', '.join(args)})"
+        reuse = self.reuse
+        if reuse is None or not inline.writes_out:
+            return plain
+        for k, slot in enumerate(step.inputs):
+            target = args[k]
+            fact = self.facts.get(target)
+            if fact is None or fact[0] != inline.out_dtype or slot in reuse.protected \
+                    or reuse.last_read.get(slot) != index:
+                continue
+            tests = []
+            for j, other in enumerate(step.inputs):
+                if other == slot:
+                    continue
+                const = reuse.constants.get(other)
+                if const is not None:
+                    # Broadcasting a constant of shape S into the target leaves its shape
+                    # when the target has S's rank at least and S's non-1 dims at the end.
+                    n = const.ndim
+                    if n > fact[1]:
+                        tests.append(f"{target}.ndim >= {n}")
+                    tests += [f"{target}.shape[{d - n}] == {size}"
+                              for d, size in enumerate(const.shape) if size != 1]
+                else:
+                    o = args[j]
+                    tests.append(f"{o}.ndim <= {target}.ndim and "
+                                 f"{target}.shape[{target}.ndim - {o}.ndim:] == {o}.shape")
+            into = f"f{index}({', '.join(args)}, out={target})"
+            return f"{into} if {' and '.join(tests)} else {plain}" if tests else into
+        return plain
 
 
 def emit_step(code: Code, index: int, step: Step, name: Callable[[int], str],

@@ -29,11 +29,11 @@ def _binary(op: str, dtype: object, **attrs: int):  # type: ignore[no-untyped-de
     return make_model([node], [vi("a", dtype, [8]), vi("b", dtype, [8])], [vi("y", dtype, [8])])
 
 
-def _unary(op: str):  # type: ignore[no-untyped-def]
+def _unary(op: str, size: int = 8):  # type: ignore[no-untyped-def]
     from onnx import helper
 
     node = helper.make_node(op, ["a"], ["y"])
-    return make_model([node], [vi("a", F32, [8])], [vi("y", F32, [8])])
+    return make_model([node], [vi("a", F32, [size])], [vi("y", F32, [size])])
 
 
 CASES = [
@@ -65,6 +65,19 @@ def test_floating_point_errors_match_onnxruntime_without_warnings(label: str, mo
     assert np.geterr() == before, "a run must leave numpy's error settings as they were"
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True, err_msg=label)
+
+
+def test_sigmoid_far_out_is_exact_without_warnings() -> None:
+    """exp(-x) overflows to inf for x < -88.7 and gives 0; against float64 numpy (which
+    onnxruntime is not: its approximation is 0 from about -18 down)."""
+    x = np.array([-1e4, -104, -100, -88.5, -87, -20, 0, 30, 1e4, np.nan, -np.inf, np.inf], F32)
+    with np.errstate(over="ignore"):  # exp(1e4) in float64 too
+        want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(F32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = irtool.run(irtool.convert(_unary("Sigmoid", 12)), {"a": x})["y"]
+    # atol: below x = -88.7 sigmoid is subnormal in f32 (3.8e-44 at -100); it comes out 0
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-40, equal_nan=True)
 
 
 def test_a_run_under_a_raising_errstate_still_computes_inf_and_nan() -> None:
