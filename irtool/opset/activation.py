@@ -28,6 +28,31 @@ def _sigmoid(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return t
 
 
+_ROW = 16384
+_ZERO_ROWS: dict[np.dtype, np.ndarray] = {}
+
+
+def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """max(x, 0) (NaN stays NaN). numpy's maximum of an array and a scalar runs about 3x
+    slower than of two arrays, so a contiguous x is taken in rows of ``_ROW`` against a
+    shared row of zeros, the rest against a slice of it."""
+    if out is None:
+        out = np.empty_like(x) if x.flags.c_contiguous else None
+    if out is None or not (x.flags.c_contiguous and out.flags.c_contiguous) \
+            or x.dtype.kind not in "iuf":
+        return np.maximum(x, x.dtype.type(0), out=out)
+    zeros = _ZERO_ROWS.get(x.dtype)
+    if zeros is None:
+        zeros = _ZERO_ROWS[x.dtype] = np.zeros(_ROW, x.dtype)
+        zeros.flags.writeable = False
+    flat, dest = x.reshape(-1), out.reshape(-1)
+    bulk = flat.size - flat.size % _ROW
+    if bulk:
+        np.maximum(flat[:bulk].reshape(-1, _ROW), zeros, out=dest[:bulk].reshape(-1, _ROW))
+    np.maximum(flat[bulk:], zeros[:flat.size - bulk], out=dest[bulk:])
+    return out
+
+
 def _softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(x.dtype.type(0), x)
 
@@ -44,9 +69,7 @@ class Relu(UnaryElementwise):
     writes_out = True
     float_only = False
 
-    @staticmethod
-    def fn(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        return np.maximum(x, x.dtype.type(0), out=out)
+    fn = staticmethod(_relu)
 
 
 @register("Sigmoid", "opset1")
@@ -259,11 +282,16 @@ class _SoftmaxBase(Op):
         x0 = np.asarray(inputs[0])
         x = _work(x0)
         axis = normalize_axis(self.axis, x.ndim)
-        shifted = x - np.max(x, axis=axis, keepdims=True)
-        e = np.exp(shifted)
-        s = np.sum(e, axis=axis, keepdims=True)
-        out = shifted - np.log(s) if self.log else e / s
-        return [np.asarray(out, dtype=x0.dtype)]
+        if x.dtype.kind != "f":
+            x = x.astype(np.float64)  # as exp would compute it, cast back below
+        # Three passes over one new buffer (shift, exp, scale) besides the two reductions.
+        t = np.subtract(x, np.max(x, axis=axis, keepdims=True))
+        if self.log:
+            t -= np.log(np.sum(np.exp(t), axis=axis, keepdims=True))
+        else:
+            np.exp(t, out=t)
+            t /= np.sum(t, axis=axis, keepdims=True)
+        return [np.asarray(t, dtype=x0.dtype)]
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:

@@ -1,0 +1,79 @@
+"""The faster forms of Relu (rows against a row of zeros), Softmax / LogSoftmax (one
+buffer) and Convolution (a zeroed padded buffer), against onnxruntime and numpy.
+
+Each case covers the edges of its fast form: Relu sizes around its row length, NaN,
+non-contiguous and integer inputs, in place; Softmax on several axes with large
+values; Convolution with asymmetric pads, strides, dilations and groups.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+from support.conversion import make_model, run_onnxruntime, vi
+
+import irtool
+from irtool.opset import make_op
+from irtool.opset.activation import _ROW
+
+F32 = np.float32
+RNG = np.random.default_rng(41)
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, _ROW - 1, _ROW, _ROW + 1, 3 * _ROW + 7])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_relu_matches_numpy_maximum(size: int, dtype: type) -> None:
+    x = (RNG.standard_normal(size) * 10).astype(dtype)
+    if size and x.dtype.kind == "f":
+        x[size // 2] = np.nan
+        x[0] = -np.inf
+    want = np.maximum(x, x.dtype.type(0))
+    op = make_op("Relu", "opset1", {})
+    got = op.compute([x])[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    y = x.copy()
+    assert op.fn(y, out=y) is y  # in place, as the plan's out= calls use it
+    np.testing.assert_array_equal(y, want)
+
+
+def test_relu_of_views_and_of_a_large_tensor_against_onnxruntime() -> None:
+    x = RNG.standard_normal((3, _ROW + 5)).astype(F32)
+    op = make_op("Relu", "opset1", {})
+    np.testing.assert_array_equal(op.compute([x.T])[0], np.maximum(x.T, 0))
+    np.testing.assert_array_equal(op.compute([x[:, ::3]])[0], np.maximum(x[:, ::3], 0))
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F32, list(x.shape))],
+                       [vi("y", F32, list(x.shape))])
+    np.testing.assert_array_equal(irtool.run(irtool.convert(model), {"x": x})["y"],
+                                  run_onnxruntime(model, {"x": x})["y"])
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_softmax_against_onnxruntime(op_type: str, axis: int) -> None:
+    x = (RNG.standard_normal((3, 4, 50)) * 30).astype(F32)
+    x[0, 0, :5] = [80, 90, -90, 1e4, -1e4]
+    model = make_model([helper.make_node(op_type, ["x"], ["y"], axis=axis)],
+                       [vi("x", F32, [3, 4, 50])], [vi("y", F32, [3, 4, 50])], opset=13)
+    want = run_onnxruntime(model, {"x": x})["y"]
+    got = irtool.run(irtool.convert(model), {"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("attrs,wshape", [
+    ({"pads": [1, 2, 0, 1]}, (6, 3, 3, 3)),
+    ({"pads": [2, 1, 2, 1], "strides": [2, 1], "dilations": [1, 2]}, (6, 3, 3, 2)),
+    ({"pads": [1, 1, 1, 1], "group": 3}, (6, 1, 3, 3)),
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, (4, 3, 2, 2)),
+])
+def test_padded_convolution_against_onnxruntime(attrs: dict, wshape: tuple) -> None:
+    x = RNG.standard_normal((2, 3, 9, 8)).astype(F32)
+    w = RNG.standard_normal(wshape).astype(F32)
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], **attrs)],
+                       [vi("x", F32, [2, 3, 9, 8])], [vi("y", F32, None)],
+                       initializers=[numpy_helper.from_array(w, "w")])
+    want = run_onnxruntime(model, {"x": x})["y"]
+    got = irtool.run(irtool.convert(model), {"x": x})["y"]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
