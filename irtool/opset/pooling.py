@@ -128,20 +128,25 @@ class MaxPool(_Pool):
         return x, strides, dil, out
 
     def _max_values(self, x: np.ndarray) -> np.ndarray:
-        """The maxima, one strided slice per kernel offset folded in with ``np.maximum``:
-        no window copy, one pass over the output per offset (NaN wins, as with argmax)."""
+        """The maxima, one spatial axis at a time: along each axis, the strided slices of
+        the kernel offsets folded in with ``np.maximum`` (no window copy; NaN wins, as with
+        argmax). Reducing the outer axes first keeps their passes on contiguous rows, and
+        each later axis works on data already shrunk by the earlier ones."""
         padded, strides, dil, out = self._padded(x)
-        result: np.ndarray | None = None
-        for offset in np.ndindex(*self.kernel):
-            part = padded[(..., *(slice(k * dl, k * dl + (o - 1) * s + 1, s) if o > 0
-                                  else slice(0, 0)
-                                  for k, dl, o, s in zip(offset, dil, out, strides)))]
-            if result is None:
-                result = part.copy()
-            else:
+        result = padded
+        fresh = False  # is ``result`` an array of our own (not a view of the input)?
+        for d, (k, dl, o, s) in enumerate(zip(self.kernel, dil, out, strides)):
+            lead = (slice(None),) * (2 + d)
+            parts = [result[(*lead, slice(j * dl, j * dl + (o - 1) * s + 1, s) if o > 0
+                             else slice(0, 0))] for j in range(k)]
+            if len(parts) == 1:
+                result = parts[0]
+                continue
+            result = np.maximum(parts[0], parts[1])
+            fresh = True
+            for part in parts[2:]:
                 np.maximum(result, part, out=result)
-        assert result is not None
-        return result
+        return result if fresh else result.copy()
 
     def _max(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int], list[int]]:
         """Values and the flat in-window index of each maximum (for the indices output)."""

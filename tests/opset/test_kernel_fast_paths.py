@@ -77,3 +77,33 @@ def test_padded_convolution_against_onnxruntime(attrs: dict, wshape: tuple) -> N
     got = irtool.run(irtool.convert(model), {"x": x})["y"]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,attrs", [
+    ((2, 3, 9, 8), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ((2, 3, 9, 8), {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1]}),
+    ((2, 3, 9, 8), {"kernel_shape": [3, 3], "dilations": [2, 1], "ceil_mode": 1,
+                    "strides": [2, 2]}),
+    ((2, 3, 9, 8), {"kernel_shape": [1, 3]}),
+    ((1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [1, 2, 2]}),
+    ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+])
+def test_max_pool_one_axis_at_a_time_against_onnxruntime(shape: tuple, attrs: dict) -> None:
+    x = RNG.standard_normal(shape).astype(F32)
+    model = make_model([helper.make_node("MaxPool", ["x"], ["y"], **attrs)],
+                       [vi("x", F32, list(shape))], [vi("y", F32, None)], opset=12)
+    want = run_onnxruntime(model, {"x": x})["y"]
+    got = irtool.run(irtool.convert(model), {"x": x})["y"]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert not np.shares_memory(got, x)
+
+
+def test_max_pool_nan_wins_as_numpy_max_over_each_window() -> None:
+    """irtool keeps NaN (as np.max over the window does; onnxruntime skips NaN)."""
+    x = RNG.standard_normal((2, 3, 9, 8)).astype(F32)
+    x.reshape(-1)[::17] = np.nan
+    op = make_op("MaxPool", "opset1", {"kernel": "3,2", "strides": "2,1", "pads_begin": "0,0",
+                                       "pads_end": "0,0", "rounding_type": "floor"})
+    windows = np.lib.stride_tricks.sliding_window_view(x, (3, 2), axis=(2, 3))[:, :, ::2, :]
+    np.testing.assert_array_equal(op.compute([x])[0], windows.max(axis=(-2, -1)))
