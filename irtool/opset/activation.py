@@ -268,6 +268,7 @@ class _SoftmaxBase(Op):
     """Shared by SoftMax and LogSoftmax: ``axis`` (default 1) over which to normalise."""
 
     batching = "softmax"
+    fresh_outputs = True  # compute() makes its result
 
     allow_negative_axis = True
     log = False

@@ -80,6 +80,11 @@ class Op:
     kind): ``"elementwise"`` (numpy broadcasting), ``"matmul"``, ``"softmax"`` (``axis``),
     ``"reduce"`` (axes input), ``"reshape"``, ``"transpose"``, ``"squeeze"``,
     ``"unsqueeze"``, ``"gather"``, ``"concat"``; None: it cannot."""
+    fresh_outputs: ClassVar[bool] = False
+    """``compute`` returns arrays of its own only: never an input, a view of one, or
+    anything it keeps, so the runtime may write into them once they are dead (see
+    ``runtime.plan.Reuse``). Holds only for the class that defines ``compute`` (the
+    runtime checks there), so a subclass with a ``compute`` of its own must set it again."""
     unused_outputs: frozenset[int] = frozenset()
     """Output indices nothing reads (the runtime sets them when it compiles a plan); a kernel
     may skip their work and return an uninitialised array of the right shape and type."""

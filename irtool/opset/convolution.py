@@ -106,6 +106,7 @@ class Convolution(_ConvAttrs):
     """Convolution-1."""
 
     groups_in_filter = False
+    fresh_outputs = True  # convolve() makes its result
 
     def _split_filter(self, w: np.ndarray) -> tuple[np.ndarray, int]:
         if not self.groups_in_filter:

@@ -41,7 +41,10 @@ def _mvn(x: np.ndarray, axes: tuple[int, ...], normalize_variance: bool, eps: fl
         var = np.mean(centered * centered, axis=axes, keepdims=True)
         eps_t = w.dtype.type(eps)
         denom = np.sqrt(var + eps_t) if inside_sqrt else np.sqrt(var) + eps_t
-        centered = centered / denom
+        if centered.__class__ is np.ndarray:
+            np.divide(centered, denom, out=centered)  # its own buffer: w - mean made it
+        else:
+            centered = centered / denom
     return centered.astype(x.dtype, copy=False)
 
 
@@ -49,6 +52,8 @@ def _mvn(x: np.ndarray, axes: tuple[int, ...], normalize_variance: bool, eps: fl
 class MVN1(_SameAsData):
     """MVN-1: statistics over ``reduction_axes`` if given, else over all dims from 1
     (``across_channels``) or from 2; ``eps`` is added inside the square root."""
+
+    fresh_outputs = True  # _mvn makes its result
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)
@@ -69,6 +74,8 @@ class MVN1(_SameAsData):
 @register("MVN", "opset6")
 class MVN6(_SameAsData):
     """MVN-6: axes from input 1; ``eps_mode`` ``inside_sqrt`` or ``outside_sqrt``."""
+
+    fresh_outputs = True  # _mvn makes its result
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)

@@ -291,30 +291,58 @@ def emit_steps(code: Code, steps: Sequence[tuple[int, Step]], name: Callable[[in
 class Reuse:
     """When an inlined step may write its result into an input's buffer (``out=``).
 
-    Only in a chain's fast branch, and only into a value made earlier in the same fast
-    branch: that value is a new array no one else holds (each fast-branch call returns
-    a new array, or the buffer of an input that is dead by then), so no graph input,
-    constant, variable, view of those, or value of an earlier step can share it. On top
-    of that the value must not be ``protected`` (the plan's outputs, and whatever the
-    code around the steps reads: a loop's collected, carried and skipped values), and
-    the step must be its last reader (``last_read``: slot -> index of the last step
-    reading it). The call then writes into it only when the buffer has the result's
-    dtype and shape, which the generated code checks where the facts do not tell.
+    Only in a chain's fast branch, and only into a value no one else can hold:
+
+    * one made earlier in the same fast branch (each fast-branch call returns a new
+      array, or the buffer of an input that is dead by then), or
+    * one in ``fresh``, the output of a kernel that returns arrays of its own
+      (``Op.fresh_outputs``), when all its readers are steps of this chain (whose
+      fast-branch calls make new arrays, not views of it).
+
+    So no graph input, constant, variable, view of those, or value of an earlier step
+    can share it. On top of that the value must not be ``protected`` (the plan's
+    outputs, and whatever the code around the steps reads: a loop's collected, carried
+    and skipped values), and the step must be its last reader (``readers``: slot ->
+    indices of the steps reading it, in order). The call then writes into it only when
+    the buffer has the result's dtype and shape, which the generated code checks where
+    the facts do not tell.
     """
 
-    last_read: Mapping[int, int]
+    readers: Mapping[int, list[int]]
     protected: frozenset[int]
     constants: Mapping[int, np.ndarray]
+    fresh: frozenset[int] = frozenset()
+
+    def last_read(self, slot: int) -> int | None:
+        found = self.readers.get(slot)
+        return found[-1] if found else None
 
 
 def reuse_for(steps: Sequence[Step], protected: Iterable[int],
               constants: Mapping[int, np.ndarray]) -> Reuse:
     """The ``Reuse`` facts of a plan's ``steps``, never writing into ``protected``."""
-    last_read: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    fresh: set[int] = set()
     for k, step in enumerate(steps):
         for slot in step.inputs:
-            last_read[slot] = k
-    return Reuse(last_read, frozenset(protected), constants)
+            at = readers.setdefault(slot, [])
+            if not at or at[-1] != k:
+                at.append(k)
+        if len(step.outputs) == 1 and step.inlined is None and _makes_its_outputs(step.kernel):
+            fresh.add(step.outputs[0])
+    return Reuse(readers, frozenset(protected), constants, frozenset(fresh))
+
+
+def _makes_its_outputs(kernel: Kernel) -> bool:
+    """Is ``kernel`` the ``compute`` of an op whose class defining it declares
+    ``fresh_outputs``?"""
+    op, func = getattr(kernel, "__self__", None), getattr(kernel, "__func__", None)
+    if op is None or func is None:
+        return False
+    for cls in type(op).__mro__:
+        if "compute" in cls.__dict__:
+            return cls.__dict__["compute"] is func and cls.__dict__.get("fresh_outputs", False)
+    return False
 
 
 class _Chain:
@@ -386,7 +414,7 @@ class _Chain:
             inline = step.inlined
             assert inline is not None
             code.free[f"f{index}"] = inline.func
-            code.add(f"    v{step.outputs[0]} = {self._call(index, step)}", index)
+            code.add(f"    v{step.outputs[0]} = {self._call(code, index, step)}", index)
         code.add("else:", first)
         inner = Code()
         for index, step in self.steps:
@@ -396,7 +424,7 @@ class _Chain:
             code.add("    " + line, index)
 
 
-    def _call(self, index: int, step: Step) -> str:
+    def _call(self, code: Code, index: int, step: Step) -> str:
         """The fast-branch call of ``step``: into a dead input's buffer when ``Reuse``
         allows and, where the facts do not tell, the shapes show it holds the result."""
         inline = step.inlined
@@ -409,8 +437,11 @@ class _Chain:
         for k, slot in enumerate(step.inputs):
             target = args[k]
             fact = self.facts.get(target)
+            if fact is None and slot in reuse.fresh and target in self.dtypes \
+                    and set(reuse.readers[slot]) <= {i for i, _ in self.steps}:
+                fact = (self.dtypes[target], self._rank(target))
             if fact is None or fact[0] != inline.out_dtype or slot in reuse.protected \
-                    or reuse.last_read.get(slot) != index:
+                    or reuse.last_read(slot) != index:
                 continue
             tests = []
             for j, other in enumerate(step.inputs):
@@ -426,12 +457,20 @@ class _Chain:
                     tests += [f"{target}.shape[{d - n}] == {size}"
                               for d, size in enumerate(const.shape) if size != 1]
                 else:
-                    o = args[j]
-                    tests.append(f"{o}.ndim <= {target}.ndim and "
-                                 f"{target}.shape[{target}.ndim - {o}.ndim:] == {o}.shape")
+                    code.free["fits"] = fits
+                    tests.append(f"fits({target}, {args[j]})")
             into = f"f{index}({', '.join(args)}, out={target})"
             return f"{into} if {' and '.join(tests)} else {plain}" if tests else into
         return plain
+
+
+def fits(target: np.ndarray, other: np.ndarray) -> bool:
+    """Does broadcasting ``other`` against ``target`` give ``target``'s shape?"""
+    n = other.ndim
+    if n > target.ndim:
+        return False
+    tail = target.shape[target.ndim - n:]
+    return tail == other.shape or all(b == 1 or a == b for a, b in zip(tail, other.shape))
 
 
 def emit_step(code: Code, index: int, step: Step, name: Callable[[int], str],

@@ -240,3 +240,60 @@ def test_a_stacked_value_read_after_its_unsqueeze_is_not_written() -> None:
         check(model, feeds, {"acc": value, "scan": np.stack(scans), "sq": value * value},
               openvino=False)
     np.testing.assert_array_equal(feeds["a0"], start)
+
+
+def _conv_model(extra_outputs: list[str], extra_nodes: list) -> onnx.ModelProto:  # type: ignore[type-arg]
+    """Conv (no bias input) -> Add(bias, reshaped to (1, 4, 1, 1) at run time) -> Relu;
+    the Conv output ``c`` may also be returned or read by ``extra_nodes`` (which come
+    before the Add, so that the Add is its last reader)."""
+    w = RNG.standard_normal((4, 2, 3, 3)).astype(F32)
+    nodes = [n("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), *extra_nodes,
+             n("Reshape", ["bias", "bshape"], ["b"]),
+             n("Add", ["c", "b"], ["a"]), n("Relu", ["a"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(np.array([1, 4, 1, 1], np.int64), "bshape")]
+    outs = [vi("y", F32, [2, 4, 5, 5])] + [vi(o, F32, None) for o in extra_outputs]
+    return make_model(nodes, [vi("x", F32, [2, 2, 5, 5]), vi("bias", F32, [4])], outs,
+                      initializers=inits)
+
+
+CONV_FEEDS = {"x": RNG.standard_normal((2, 2, 5, 5)).astype(F32),
+              "bias": RNG.standard_normal(4).astype(F32)}
+
+
+def test_an_op_making_its_outputs_lends_its_buffer_to_the_next_chain() -> None:
+    """Convolution returns an array of its own: the bias Add writes into it (the bias
+    broadcast (1, 4, 1, 1) is checked at run time), and Relu into that."""
+    ex = run_checked(_conv_model([], []), CONV_FEEDS)
+    code = source(ex)
+    add = next(line for line in code.splitlines() if '"Add' in line and "out=" in line)
+    assert "fits(" in add, add
+
+
+@pytest.mark.parametrize("outputs,nodes", [
+    (["c"], []),  # returned
+    (["r"], [n("Reshape", ["c", "flat"], ["r"])]),  # a view of it returned
+    (["t"], [n("Transpose", ["c"], ["t"], perm=[0, 1, 3, 2])]),  # a view read later
+], ids=["returned", "reshaped view", "transposed view"])
+def test_a_made_output_with_other_readers_is_not_written(outputs: list[str],
+                                                         nodes: list) -> None:  # type: ignore[type-arg]
+    model = _conv_model(outputs, nodes)
+    model.graph.initializer.append(numpy_helper.from_array(np.array([2, -1], np.int64), "flat"))
+    run_checked(model, CONV_FEEDS)
+
+
+def test_only_the_class_defining_compute_vouches_for_its_outputs() -> None:
+    from irtool.opset import make_op
+    from irtool.opset.convolution import Convolution
+    from irtool.runtime.plan import _makes_its_outputs
+
+    attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
+
+    class PassThrough(Convolution):
+        def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+            return [inputs[0]]
+
+    assert _makes_its_outputs(make_op("Convolution", "opset1", attrs).compute)
+    assert _makes_its_outputs(make_op("GroupConvolution", "opset1", attrs).compute)
+    assert not _makes_its_outputs(PassThrough(attrs).compute)
+    assert not _makes_its_outputs(make_op("Transpose", "opset1", {}).compute)
