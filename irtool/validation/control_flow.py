@@ -315,6 +315,8 @@ def _check_iteration_count(ctx: _Ctx, entries: list[PortMapEntry]) -> None:
             continue
         where = f"port_map output external_port_id={entry.external_port_id}"
         e_start, e_end, stride, part = entry.slicing()
+        if stride == 0:
+            continue  # SLICE_PARAMS says so; no walk to fit the parts in
         if (e_start, e_end) in ((0, -1), (-1, 0)):
             if outer != count * inner:
                 ctx.add("ITERATION_COUNT", f"{where}: {source}, which concatenate to {count} x "

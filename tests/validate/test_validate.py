@@ -22,6 +22,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
+from lxml import etree
 from support import CORPUS_CASES
 from support.ov_irs import ONNX_CONTROL_FLOW
 
@@ -177,6 +178,24 @@ def test_nested_if_in_loop_is_walked(ov_built_irs: dict[str, Path]) -> None:
     assert len(hits) == 1, found
     assert hits[0].scope == f"{loop.id}/body/{branch.id}/then_body"
     assert hits[0].layer_id == 0
+
+
+def test_a_port_map_rule_on_the_nested_if_names_its_scope(ov_built_irs: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """A rule on the If's own port map (not on a layer of its bodies) reports the If in the
+    Loop's body scope, as the rules on the body's layers do."""
+    xml = ov_built_irs["loop_with_nested_if"]
+    root = etree.parse(str(xml)).getroot()
+    loop = root.xpath("/net/layers/layer[@type='Loop']")[0]
+    branch = loop.xpath("body/layers/layer[@type='If']")[0]
+    entry = branch.xpath("then_port_map/output")[0]
+    entry.getparent().remove(entry)
+    bad = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    hits = [d for d in errors(irtool.validate(bad)) if d.code == "OUTPUT_UNMAPPED"]
+    assert [(d.layer_id, d.scope) for d in hits] == [
+        (int(branch.get("id")), f"{loop.get('id')}/body")]
 
 
 @pytest.mark.slow

@@ -292,6 +292,232 @@ UNCLEAR: dict[str, Case] = {
 }
 
 
+# -- each branch of the control-flow rules (what mutation testing found untested) ----------
+
+TIOUT = f"{TI}/port_map/output[@axis]"  # z: the concatenated output, 3 parts of [1, 2]
+Z_RESULT_PORT = f"{top('z/sink_port_0')}/input/port"  # the top Result of z
+TI_NEXT = f"{TBODY}[@name='next']"  # the body Parameter the sliced input feeds, [1, 2]
+IF_COND_PORT = f"{IF}/input/port[@id='0']"
+LOOP_COND_RESULT = f"{LBODY}[@type='Result'][input/port/@precision='BOOL']"
+
+
+def set_dims(xpath: str, *dims: int, shape: bool = False) -> Callable[[Doc], None]:
+    """The ``<port>`` at ``xpath`` gets ``dims`` (and its layer's ``data/@shape`` too, for a
+    Parameter, with ``shape``)."""
+    def mutate(doc: Doc) -> None:
+        port = one(doc.root, xpath)
+        for dim in port.findall("dim"):
+            port.remove(dim)
+        for d in dims:
+            add(port, f"<dim>{d}</dim>")
+        if shape:
+            text = ",".join("?" if d < 0 else str(d) for d in dims)
+            one(port.getparent().getparent(), "data").set("shape", text)
+    return mutate
+
+
+def both(*mutations: Callable[[Doc], None]) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        for m in mutations:
+            m(doc)
+    return mutate
+
+
+def _if_extra_parameter(doc: Doc) -> None:
+    add(one(doc.root, f"{IF}/then_body/layers"),
+        '<layer id="2" name="extra" type="Parameter" version="opset1">'
+        '<data shape="" element_type="f32" /><output><port id="0" precision="FP32" />'
+        "</output></layer>")
+
+
+def _if_second_then_output_first(doc: Doc) -> None:
+    """then_body gets a second Result, mapped (first in its port map) to a new If output 2
+    that else_body does not produce; else_body's output 1 becomes f16."""
+    add(one(doc.root, f"{IF}/then_body/layers"),
+        '<layer id="2" name="then_extra" type="Result" version="opset1"><input>'
+        '<port id="0" precision="FP32"><dim>5</dim></port></input></layer>')
+    add(one(doc.root, f"{IF}/then_body/edges"), edge(0, 0, 2, 0))
+    one(doc.root, f"{IF}/then_port_map").insert(
+        0, etree.fromstring('<output external_port_id="2" internal_layer_id="2" />'))
+    add(one(doc.root, f"{IF}/output"), '<port id="2" precision="FP32"><dim>5</dim></port>')
+    _else_f16(doc)
+
+
+def _ti_second_concat_output(doc: Doc) -> None:
+    """A second concatenated output of the scan Result, declared [2, 2] (3 parts of [1, 2]
+    make [3, 2]), after the right one."""
+    add(one(doc.root, f"{TI}/output"),
+        '<port id="4" precision="FP32"><dim>2</dim><dim>2</dim></port>')
+    result = one(doc.root, TIOUT).get("internal_layer_id")
+    add(one(doc.root, f"{TI}/port_map"),
+        f'<output axis="0" external_port_id="4" internal_layer_id="{result}" start="0" '
+        'end="-1" stride="1" part_size="1" />')
+
+
+def _loop_cond_entry_twice(doc: Doc) -> None:
+    cond = one(doc.root, COND_ENTRY)
+    add(one(doc.root, f"{LOOP}/port_map"),
+        f'<output external_port_id="-1" internal_layer_id="{cond.get("internal_layer_id")}" '
+        'purpose="execution_condition" />')
+
+
+def _loop_iter_entry_twice(doc: Doc) -> None:
+    entry = one(doc.root, ITER_ENTRY)
+    add(one(doc.root, f"{LOOP}/port_map"),
+        f'<input external_port_id="-1" internal_layer_id="{entry.get("internal_layer_id")}" '
+        'purpose="current_iteration" />')
+
+
+def _iter_param(doc: Doc) -> etree._Element:
+    return one(doc.root, f"{LBODY}[@id='{one(doc.root, ITER_ENTRY).get('internal_layer_id')}']")
+
+
+def _iter_param_f32(doc: Doc) -> None:
+    param = _iter_param(doc)
+    one(param, "data").set("element_type", "f32")
+    one(param, "output/port").set("precision", "FP32")
+
+
+def _iter_param_of_two(doc: Doc) -> None:
+    param = _iter_param(doc)
+    one(param, "data").set("shape", "2")
+    add(one(param, "output/port"), "<dim>2</dim>")
+
+
+# Each is a valid IR with exactly one thing wrong (the spec's reading of port maps and
+# slicing: part_size elements every |stride| from start to end, both inclusive).
+BRANCHES: list[Case] = [
+    # TensorIterator: slicing and the iteration count
+    Case("SLICE_PARAMS", "ti", set_attr(TIOUT, start="1", end="0", stride="0"), TI, TIOUT,
+         name="output-stride-0",
+         says="port_map output external_port_id=3 internal_layer_id=9: stride=0 never advances"),
+    Case("PORT_MAP_SHAPE", "ti", set_dims(f"{TI_NEXT}/output/port", 2, shape=True), TI, SLICED,
+         name="slice-rank", says="a slice of [3,2] has rank 2 but body Parameter 1 has [2]"),
+    Case("PORT_MAP_SHAPE", "ti", set_dims(f"{TI_NEXT}/output/port", 2, 2, shape=True), TI,
+         SLICED, name="slice-size",
+         says="slices along axis 0 have size 1 but body Parameter 1 has [2,2]"),
+    Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="-3"), TI, SLICED, name="minus-3",
+         says="axis=-3 is outside the rank 2 of the sliced input [3,2]"),
+    Case("SLICE_DIM", "ti", set_attr(SLICED, start="3"), TI, SLICED, name="start-at-the-dim",
+         says="start=3 end=-1 fall outside the sliced dimension of size 3"),
+    Case("SLICE_DIM", "ti", set_attr(SLICED, start="2", end="0"), TI, SLICED,
+         name="runs-away-forward", says="stride=1 runs away from end=0 (start=2, dimension 3)"),
+    Case("SLICE_DIM", "ti", both(set_dims(f"{TI}/input/port[@id='0']", 1, 2),
+                                 set_attr(SLICED, start="5")), TI, SLICED, name="dim-1",
+         says="start=5 end=-1 fall outside the sliced dimension of size 1"),
+    # one row, start == end, either direction (a negative end counts from the back, the
+    # last row -1 included, as OpenVINO reads it too)
+    Case("ITERATION_COUNT", "ti", set_attr(SLICED, start="1", end="-2"), TI, TIOUT,
+         name="one-row",
+         says="its sliced input on port 0 cuts 1 part(s), which concatenate to 1 x 1 along "
+              "axis 0, but the output port declares [3,2]; irtool reads start=1"),
+    Case("ITERATION_COUNT", "ti", set_attr(SLICED, start="-2", end="-2", stride="-1"), TI,
+         TIOUT, name="one-row-backwards", says="cuts 1 part(s), which concatenate to 1 x 1"),
+    # the whole dimension as one part
+    Case("ITERATION_COUNT", "ti", both(set_attr(SLICED, part_size="3"),
+                                       set_dims(f"{TI_NEXT}/output/port", 3, 2, shape=True)),
+         TI, TIOUT, name="one-part-of-3", says="cuts 1 part(s), which concatenate to 1 x 1"),
+    # rows 0 and 3 of 4
+    Case("ITERATION_COUNT", "ti", both(set_dims(f"{TI}/input/port[@id='0']", 4, 2),
+                                       set_attr(SLICED, stride="3")), TI, TIOUT,
+         name="stride-3-of-4", says="cuts 2 part(s), which concatenate to 2 x 1"),
+    Case("ITERATION_COUNT", "ti", set_attr(f"{TI}/port_map/input[@external_port_id='1']",
+                                           axis="0", start="0", end="-1", stride="1",
+                                           part_size="1"), TI,
+         f"{TI}/port_map/input[@external_port_id='1']", name="two-sliced-inputs",
+         says="port_map input external_port_id=1: cuts 2 part(s), but its sliced input on "
+              "port 0 cuts 3 part(s)"),
+    Case("ITERATION_COUNT", "ti", both(set_attr(SLICED, end="-2"),
+                                       set_attr(TIOUT, start="-1", end="0", stride="-1")),
+         TI, TIOUT, name="reversed-output",
+         says="port_map output external_port_id=3: its sliced input on port 0 cuts 2 part(s), "
+              "which concatenate to 2 x 1 along axis 0, but the output port declares [3,2]"),
+    Case("ITERATION_COUNT", "ti", set_attr(TIOUT, start="7"), TI, TIOUT, name="output-start-7",
+         says="port_map output external_port_id=3: its sliced input on port 0 cuts 3 part(s), "
+              "but start=7 end=-1 of the declared [3,2]: start=7 end=-1 fall outside the "
+              "sliced dimension of size 3"),
+    Case("ITERATION_COUNT", "ti", set_dims(f"{TI}/output/port[@id='3']", 0, 2), TI, TIOUT,
+         name="output-dim-0", says="concatenate to 3 x 1 along axis 0, but the output port "
+                                   "declares [0,2]"),
+    Case("ITERATION_COUNT", "ti", set_dims(f"{TBODY}[@id='9']/input/port", 0, 2), TI, TIOUT,
+         name="body-dim-0", says="concatenate to 3 x 0 along axis 0"),
+    Case("ITERATION_COUNT", "ti", _ti_second_concat_output, TI,
+         f"{TI}/port_map/output[@external_port_id='4']", name="second-output",
+         says="port_map output external_port_id=4: its sliced input on port 0 cuts 3 part(s), "
+              "which concatenate to 3 x 1 along axis 0, but the output port declares [2,2]"),
+    Case("ITERATION_COUNT", "ti", both(_ti_second_concat_output,
+                                       set_dims(f"{TI}/output/port[@id='3']", -1, 2),
+                                       set_dims(Z_RESULT_PORT, -1, 2)), TI,
+         f"{TI}/port_map/output[@external_port_id='4']", name="second-output-after-a-dynamic",
+         says="port_map output external_port_id=4: its sliced input on port 0 cuts 3 part(s), "
+              "which concatenate to 3 x 1 along axis 0, but the output port declares [2,2]"),
+    # Loop: the inputs and special ports
+    Case("LOOP_CONDITION", "loop",
+         drop(f"{LOOP}/input/port[@id='1']", f"{LOOP}/input/port[@id='2']", CARRIED,
+              "/net/edges/edge[@to-layer='3'][@to-port='1']",
+              "/net/edges/edge[@to-layer='3'][@to-port='2']"), LOOP, None, name="no-input-1",
+         says="the Loop has no input 1 (execution condition)"),
+    Case("LOOP_BODY_CONDITION", "loop", _loop_cond_entry_twice, LOOP,
+         f"{LOOP}/port_map/output[last()]", name="two", says="found 2 (lines "),
+    Case("LOOP_BODY_CONDITION", "loop",
+         set_attr(f"{LOOP_COND_RESULT}/input/port", precision="FP32"), LOOP, COND_ENTRY,
+         name="f32", says="the execution_condition Result 19 is f32, not boolean"),
+    Case("LOOP_BODY_CONDITION", "loop", set_dims(f"{LOOP_COND_RESULT}/input/port", 2), LOOP,
+         COND_ENTRY, name="of-two",
+         says="the execution_condition Result 19 has shape [2], not a 1-element scalar/1D"),
+    Case("LOOP_CURRENT_ITERATION", "loop", _loop_iter_entry_twice, LOOP,
+         f"{LOOP}/port_map/input[last()]", name="two",
+         says='2 port_map inputs have purpose="current_iteration"; at most one may'),
+    Case("LOOP_CURRENT_ITERATION", "loop", _iter_param_f32, LOOP, ITER_ENTRY, name="f32",
+         says="the current_iteration Parameter 0 is f32, not i32/i64"),
+    Case("LOOP_CURRENT_ITERATION", "loop", _iter_param_of_two, LOOP, ITER_ENTRY, name="of-two",
+         says="the current_iteration Parameter 0 has shape [2], not a 1-element scalar/1D"),
+    # If: the condition, both branches, their port maps
+    Case("IF_CONDITION", "if", drop(f"{IF}/input", "/net/edges/edge[@to-layer='1']"), IF, None,
+         name="none", says="an If needs its condition as input 0"),
+    Case("IF_CONDITION", "if",
+         lambda d: (one(d.root, f"{top('cond')}/data").set("element_type", "f32"),
+                    one(d.root, f"{top('cond')}/output/port").set("precision", "FP32")),
+         IF, IF_COND_PORT, name="producer-f32",
+         says="the condition (input 0) is f32 by its producer's port; it must be boolean"),
+    Case("IF_CONDITION", "if", both(set_dims(f"{top('cond')}/output/port", 2, shape=True),
+                                    set_dims(IF_COND_PORT, 2)), IF, IF_COND_PORT,
+         name="of-two", says="the condition (input 0) has shape [2] by its input port; it "
+                             "must be a scalar or a 1D tensor of one element"),
+    # the condition port has no producer: the rule reads the port alone
+    Case("UNCONNECTED_INPUT", "if", drop("/net/edges/edge[@to-layer='1']"), IF, IF_COND_PORT,
+         name="If-condition"),
+    Case("BODY_MISSING", "if", drop(f"{IF}/then_body"), IF, None, name="If-then_body",
+         says="an If needs a <then_body>"),
+    # with then_body missing, else_body is still checked
+    Case("OUTPUT_UNMAPPED", "if", drop(f"{IF}/then_body", f"{IF}/else_port_map/output"), IF,
+         f"{IF}/output/port[@id='1']", name="If-else-without-then",
+         says="output port 1 is produced by no else_body Result (no else_port_map output "
+              "entry)"),
+    Case("OUTPUT_UNMAPPED", "if", drop(f"{IF}/then_port_map/output"), IF,
+         f"{IF}/output/port[@id='1']", name="If-then",
+         says="output port 1 is produced by no then_body Result (no then_port_map output "
+              "entry)"),
+    Case("OUTPUT_UNMAPPED", "if", drop(f"{IF}/then_port_map"), IF, f"{IF}/output/port[@id='1']",
+         name="If-no-then_port_map", says="no then_body Result"),
+    Case("PORT_MAP_UNKNOWN_LAYER", "if",
+         set_attr(f"{IF}/then_port_map/output", internal_layer_id="7"), IF,
+         f"{IF}/then_port_map/output", name="If",
+         says="then_port_map output external_port_id=1 internal_layer_id=7: the body has no "
+              "layer 7"),
+    Case("PORT_MAP_PURPOSE", "if",
+         set_attr(f"{IF}/then_port_map/output", purpose="execution_condition"), IF,
+         f"{IF}/then_port_map/output", name="If",
+         says="purpose='execution_condition' is not known for If (allowed: none)"),
+    Case("PARAMETER_UNMAPPED", "if", _if_extra_parameter, f"{IF}/then_body/layers/layer[@id='2']",
+         f"{IF}/then_body/layers/layer[@id='2']", name="If",
+         says="nothing feeds this then_body Parameter: no then_port_map input of If 1"),
+    # the first then-output has no else counterpart; the second's types still compared
+    Case("IF_BRANCH_MISMATCH", "if", _if_second_then_output_first, IF, IF, name="second-output",
+         says="output port 1 is f32 from then_body Result 1 but f16 from else_body Result 1"),
+]
+
+
 CASES: list[Case] = [
     # the file
     Case("FILE_UNREADABLE", "loop", lambda d: setattr(d, "delete", True), None),
@@ -402,7 +628,9 @@ CASES: list[Case] = [
          name="type", says="the Result is f32 but the Parameter is f16"),
     Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="2"), TI, SLICED),
     Case("CONCAT_AXIS", "loop", set_attr(CONCAT, axis="2"), LOOP, CONCAT),
-    Case("SLICE_PARAMS", "ti", set_attr(SLICED, part_size="0"), TI, SLICED),
+    Case("SLICE_PARAMS", "ti", set_attr(SLICED, part_size="0"), TI, SLICED,
+         says="port_map input external_port_id=0 internal_layer_id=1: part_size=0 must be "
+              "at least 1"),
     Case("SLICE_DIM", "ti", set_attr(SLICED, start="5"), TI, SLICED, name="outside",
          says="fall outside"),
     Case("SLICE_DIM", "ti", set_attr(SLICED, stride="-1"), TI, SLICED, name="runs-away",
@@ -423,7 +651,8 @@ CASES: list[Case] = [
                     one(d.root, f"{top('cond')}/output/port").set("precision", "FP32"),
                     one(d.root, f"{IF}/input/port[@id='0']").set("precision", "FP32")),
          IF, f"{IF}/input/port[@id='0']"),
-    Case("IF_BRANCH_MISMATCH", "if", drop(f"{IF}/else_port_map/output"), IF, IF, name="count"),
+    Case("IF_BRANCH_MISMATCH", "if", drop(f"{IF}/else_port_map/output"), IF, IF, name="count",
+         says="then_body produces 1 output(s) but else_body 0"),
     Case("IF_BRANCH_MISMATCH", "if", _else_f16, IF, IF, name="type"),
     # Variables (ReadValue / Assign)
     Case("VARIABLE_ID", "state", lambda d: one(d.root, f"{ASSIGN_PREV}/data").attrib.pop(
@@ -470,6 +699,8 @@ CASES: list[Case] = [
     # what validate passed while the engines disagreed or both refused (issue 11): the
     # spec's reading decides (see test_unclear_cases_by_both_engines)
     *UNCLEAR.values(),
+    # each branch of the control-flow rules (mutation testing, issue 15)
+    *BRANCHES,
 ]
 
 
@@ -555,6 +786,22 @@ def test_the_gate_refuses_what_validate_rejects(case: Case, ov_control_flow_irs:
         out = capsys.readouterr()
         assert out.err.startswith(f"irtool {command}: {first.format()}"), out.err
         assert out.err.count("\n") == 1 and not out.out
+
+
+def test_the_execution_condition_count_names_the_entries_lines(
+        ov_control_flow_irs: dict[str, Path], tmp_path: Path) -> None:
+    """Two execution_condition entries: the message lists the lines of both; none: it
+    ends at the count."""
+    xml, _ = build(Case("", "loop", _loop_cond_entry_twice, None), ov_control_flow_irs,
+                   tmp_path / "two")
+    lines = [el.sourceline for el in reparse(xml).xpath(f"{LOOP}/port_map/output[@purpose="
+                                                        "'execution_condition']")]
+    found = [d.message for d in irtool.validate(xml) if d.code == "LOOP_BODY_CONDITION"]
+    assert len(found) == 1 and found[0].endswith(f"found 2 (lines {lines[0]}, {lines[1]})")
+    xml, _ = build(Case("", "loop", drop(COND_ENTRY), None), ov_control_flow_irs,
+                   tmp_path / "none")
+    found = [d.message for d in irtool.validate(xml) if d.code == "LOOP_BODY_CONDITION"]
+    assert len(found) == 1 and found[0].endswith("found 0"), found
 
 
 def test_every_code_has_a_mutation() -> None:
@@ -725,3 +972,33 @@ def test_unclear_cases_by_both_engines(name: str, ov_control_flow_irs: dict[str,
     assert case.code in {d.code for d in irtool.validate(xml) if d.severity == "error"}
     with pytest.raises(irtool.IRValidationError, match=case.code):
         irtool.load(xml)
+
+
+# -- valid variants: validate passes them and both engines agree with hand numpy ----------
+
+# name -> the change to test_scan9_sum's TensorIterator (y = initial + x.sum(0), z = the
+# running sums, row by row); each reads the same rows, so the same values come out
+VALID_TI: dict[str, Callable[[Doc], None]] = {
+    "output-dim-dynamic": both(set_dims(f"{TI}/output/port[@id='3']", -1, 2),
+                               set_dims(Z_RESULT_PORT, -1, 2)),
+    "body-slice-dim-dynamic": set_dims(f"{TI_NEXT}/output/port", -1, 2, shape=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_TI))
+def test_valid_variants_pass_and_both_engines_agree(name: str,
+                                                    ov_control_flow_irs: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    from irtool.runtime import Executor
+
+    xml, _ = build(Case("", "ti", VALID_TI[name], None), ov_control_flow_irs, tmp_path)
+    assert [d.format() for d in irtool.validate(xml) if d.severity == "error"] == []
+    feed = FEEDS["ti"]
+    want = {"y": X3.sum(0), "z": np.cumsum(X3, axis=0)}
+    got_ov = {o.any_name: np.asarray(v) for o, v in
+              ov.Core().compile_model(str(xml), "CPU")(feed).items()}
+    got_irtool = Executor(irtool.load(xml)).run(feed)
+    for got in (got_ov, got_irtool):
+        assert set(got) == set(want)
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-6)
