@@ -14,7 +14,10 @@ The report lists, per module, the mutants and what became of them, the score (ki
 timed out over all mutants), and every mutant that no test killed: each with its diff and
 either the test that now kills it (re-run the module to see it killed) or, for an
 equivalent mutant, why no test can tell it from the original (``EXPLAINED`` in
-``bench/mutation_explained.py``, keyed by mutant name and checked against the diff).
+``bench/mutation_explained.py``, keyed by mutant name and checked against the diff), or
+that it only rewords a message's prose (``_wording_only``). ``--recheck`` re-applies the
+survivors to today's tree and runs the module's tests, a session per mutant in a scratch
+copy, or with ``--in-process`` all in one session here (the mutated function swapped in).
 Modules never run are listed as such. Exit status 1 when a survivor is unexplained.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import io
 import json
 import os
 import re
@@ -29,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tokenize
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -204,20 +209,24 @@ def _diff(mutated: str, mutant: str) -> str:
 
 def apply_diff(source: str, diff: str) -> str | None:
     """``source`` with the mutant of ``diff`` (mutmut's unified diff of one function)
-    applied, or None when its lines are not found exactly once."""
-    old, new = [], []
-    for line in _trim(diff):
-        if line.startswith("@@"):
-            continue
-        tag, text = line[:1], line[1:]
-        if tag in (" ", "-"):
-            old.append(text)
-        if tag in (" ", "+"):
-            new.append(text)
-    for indent in ("", "    ", "        "):  # methods come dedented from their class
-        before = "\n".join(indent + t if t else t for t in old)
-        if source.count(before) == 1:
-            return source.replace(before, "\n".join(indent + t if t else t for t in new))
+    applied, or None when its lines are not found exactly once. When the code around the
+    mutated lines changed since the run, less of the diff's context is asked for (the
+    changed lines themselves must still be there, and found once)."""
+    tagged = [(line[:1], line[1:]) for line in _trim(diff) if not line.startswith("@@")]
+    changed = [k for k, (tag, _) in enumerate(tagged) if tag in "-+"]
+    if not changed:
+        return None
+    first, last = changed[0], changed[-1]
+    options = sorted(((b, a) for b in range(first + 1) for a in range(len(tagged) - last)),
+                     key=lambda ba: -(ba[0] + ba[1]))
+    for b, a in options:  # the most context first
+        part = tagged[first - b:last + 1 + a]
+        old = [text for tag, text in part if tag in " -"]
+        new = [text for tag, text in part if tag in " +"]
+        for indent in ("", "    ", "        "):  # methods come dedented from their class
+            before = "\n".join(indent + t if t else t for t in old)
+            if source.count(before) == 1:
+                return source.replace(before, "\n".join(indent + t if t else t for t in new))
     return None
 
 
@@ -252,6 +261,77 @@ def recheck(module: Module, result: dict, tests: list[str] | None = None) -> dic
     return killed
 
 
+def recheck_in_process(module: Module, result: dict, tests: list[str] | None = None,
+                       select: str | None = None) -> dict[str, str]:
+    """``recheck`` in one pytest session of this process, for when a session per mutant
+    is too slow: each mutant's function (from today's source with the mutant's diff applied)
+    replaces the original in the imported module while the tests (``-k select``) run, and
+    the original is put back after. Only for modules whose callers look functions up in the
+    module at call time (no ``from ... import`` of the mutated name elsewhere)."""
+    import importlib
+
+    import pytest
+    from _pytest.runner import runtestprotocol
+
+    modname = module.path.removesuffix(".py").replace("/", ".")
+    target = importlib.import_module(modname)
+    source = (REPO / module.path).read_text(encoding="utf-8")
+    killed = dict(result.get("killed_now", {}))
+    todo = [(name, diff) for name, diff in sorted(result["diffs"].items(),
+                                                  key=lambda kv: _mutant_order(kv[0]))
+            if name not in killed and explanation(name, diff) is None]
+
+    def swap(name: str, namespace: dict) -> tuple[object, str, object]:
+        """Put the mutant's function (from ``namespace``) in place of the original; what
+        to put back. mutmut names a function ``f`` ``x_f``, a method ``xǁClassǁf``."""
+        base = name.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
+        owner: object
+        if base.startswith("xǁ"):
+            _, cls, attr = base.split("ǁ")
+            owner, new = getattr(target, cls), namespace[cls].__dict__[attr]
+            old = owner.__dict__[attr]  # type: ignore[attr-defined]
+        else:
+            attr = base.removeprefix("x_")
+            owner, new, old = target, namespace[attr], getattr(target, attr)
+        setattr(owner, attr, new)
+        return owner, attr, old
+
+    class Plugin:
+        @staticmethod
+        def pytest_runtestloop(session: pytest.Session) -> bool:
+            items = session.items
+            for name, diff in todo:
+                mutated = apply_diff(source, diff)
+                if mutated is None:
+                    print(f"  {name}: cannot apply its diff", flush=True)
+                    continue
+                namespace = {"__name__": modname, "__package__": modname.rpartition(".")[0]}
+                exec(compile(mutated, str(REPO / module.path), "exec"), namespace)
+                owner, attr, old = swap(name, namespace)
+                try:
+                    for k, item in enumerate(items):
+                        after = items[k + 1] if k + 1 < len(items) else items[0]
+                        reports = runtestprotocol(item, nextitem=after, log=False)
+                        if any(r.failed for r in reports):
+                            killed[name] = item.nodeid
+                            break
+                finally:
+                    setattr(owner, attr, old)
+                print(f"  {name}: {killed.get(name, 'survives')}", flush=True)
+            return True
+
+    args = ["-q", "-p", "no:cacheprovider", *(tests or module.tests)]
+    if select:
+        args += ["-k", select]
+    env_ci = os.environ.pop("CI", None)
+    try:
+        pytest.main(args, plugins=[Plugin()])
+    finally:
+        if env_ci is not None:
+            os.environ["CI"] = env_ci
+    return killed
+
+
 def _commit() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                           capture_output=True, text=True).stdout.strip()
@@ -265,12 +345,59 @@ def _versions() -> str:
                                                          "onnx", "openvino"))
 
 
+WORDING = ("message wording only: the mutant changes the prose of a message (mutmut's "
+           "XX-wrapping or case change of a string with a space in it); the rule code, "
+           "layer, line and the facts the message names are unchanged and are what the tests "
+           "pin, the prose is not pinned")
+
+
+def _tokens(line: str) -> list[tuple[int, str]]:
+    """Python's tokens of one line of code (a line of a longer statement may leave brackets
+    open: the tokens up to there)."""
+    found: list[tuple[int, str]] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            found.append((tok.type, tok.string))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return found
+
+
+def _prose(before: str, after: str) -> bool:
+    """Whether string token ``after`` is mutmut's rewording of the prose ``before``."""
+    if before[:1] not in "\"'" or " " not in before or before[1:].lstrip().startswith("<"):
+        return False  # prefixed (bytes, f-string, raw), no space (a key or code), or XML
+    quote, text = before[0], before[1:-1]
+    return after in (f"{quote}XX{text}XX{quote}", quote + text.lower() + quote,
+                     quote + text.upper() + quote)
+
+
+def _wording_only(diff: str) -> bool:
+    """Whether the mutant of ``diff`` only rewrites prose: each changed line differs from
+    the original only in plain string literals holding a space (message text, never a key,
+    a code or XML), each XX-wrapped, lower- or upper-cased by mutmut."""
+    lines = _trim(diff)
+    old = [line[1:] for line in lines if line.startswith("-")]
+    new = [line[1:] for line in lines if line.startswith("+")]
+    if not old or len(old) != len(new):
+        return False
+    for before, after in zip(old, new):
+        a, b = _tokens(before), _tokens(after)
+        if not a or len(a) != len(b):
+            return False
+        for (kind_a, x), (kind_b, y) in zip(a, b):
+            if x != y and not (kind_a == kind_b == tokenize.STRING and _prose(x, y)):
+                return False
+    return True
+
+
 def explanation(name: str, diff: str) -> str | None:
-    """Why the surviving mutant ``name`` is equivalent, when EXPLAINED says so and the
-    mutated line it names is still in the diff (else the note is stale)."""
+    """Why the surviving mutant ``name`` is not killed: equivalent, when EXPLAINED says so
+    and the mutated line it names is still in the diff (else the note is stale), or a
+    change of message prose only (``_wording_only``)."""
     note = EXPLAINED.get(name)
     if note is None:
-        return None
+        return WORDING if _wording_only(diff) else None
     changed = [line[1:].strip() for line in diff.splitlines()
                if line.startswith("+") and not line.startswith("+++")]
     if not any(note.line in line for line in changed):
@@ -294,9 +421,12 @@ def report(results: dict[str, dict]) -> tuple[str, int]:
         "(killed + timeout) / mutants checked.",
         "",
         "Every mutant not caught is listed below with its diff and either the test that now "
-        "kills it (added after the run; re-running the module shows it killed) or why it is "
-        "equivalent (no input can tell it from the original); the notes are in "
-        "`bench/mutation_explained.py`.",
+        "kills it (added after the run; re-running the module shows it killed), why it is "
+        "equivalent (no input can tell it from the original) or, marked *not equivalent*, "
+        "why no test pins it (the notes are in `bench/mutation_explained.py`), or that it "
+        "only rewords a message (*message wording only*: mutmut's XX-wrapping or case "
+        "change of a string with a space in it, where the rule code, line and the facts "
+        "named are pinned, the prose is not).",
         "",
         "## Score per module",
         "",
@@ -391,6 +521,10 @@ def main(argv: list[str] | None = None) -> int:
                              "module's tests (after adding tests that kill survivors)")
     parser.add_argument("--tests", nargs="+",
                         help="with --recheck: run these test files instead of the module's")
+    parser.add_argument("--in-process", metavar="SELECT", nargs="?", const="",
+                        help="with --recheck: one pytest session in this process for all "
+                             "mutants (recheck_in_process), optionally only the tests "
+                             "pytest -k SELECT picks")
     parser.add_argument("--report", action="store_true",
                         help="only rewrite docs/mutation.md from the runs so far")
     args = parser.parse_args(argv)
@@ -408,7 +542,11 @@ def main(argv: list[str] | None = None) -> int:
         for module in chosen:
             if module.path in stored:
                 result = stored[module.path]
-                result["killed_now"] = recheck(module, result, args.tests)
+                if args.in_process is not None:
+                    result["killed_now"] = recheck_in_process(module, result, args.tests,
+                                                              args.in_process or None)
+                else:
+                    result["killed_now"] = recheck(module, result, args.tests)
                 result["rechecked"] = _commit()
                 (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1),
                                                           encoding="utf-8")

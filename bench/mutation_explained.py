@@ -36,6 +36,24 @@ _CONSTANT_TRUE = ("equivalent: compile_loop drops a constant-true body condition
                   "generated loop need not check it; this mutant only keeps the check, which "
                   "then passes on every iteration: same values, same errors")
 
+_VCF = "irtool.validation.control_flow."
+_REAL_SPECIAL = ("equivalent: mapped.special only takes an entry whose body layer exists and "
+                 "is of the right kind (a Result for execution_condition, a Parameter for "
+                 "current_iteration; the others are PORT_MAP_UNKNOWN_LAYER / "
+                 "PORT_MAP_WRONG_KIND), so this guard is never true and the loop never "
+                 "leaves early")
+_STRIDE_0_PARTS = ("equivalent: _parts never sees stride 0 (_check_sliced_input returns "
+                   "before it, _check_iteration_count skips such an output: SLICE_PARAMS "
+                   "reports it), and for a non-zero integer stride these comparisons read "
+                   "the same")
+_END_READING = ("not equivalent, on the open question of a non-negative end: irtool reads "
+                "start/end as inclusive indices (-1 the last), OpenVINO's CPU plugin reads a "
+                "non-negative end as exclusive (end=3 of 3 rows runs all 3, end=2 cuts 2 "
+                "parts where irtool cuts 3); a case here would pin one reading, so none does "
+                "until the reading is settled")
+_REMARK = ("message wording only: whether (or which) remark ends the ITERATION_COUNT "
+           "message; the code, layer, line and the counts it names are pinned")
+
 EXPLAINED: dict[str, Note] = {
     _IT + "x_slice_bounds__mutmut_40": Note("if spec.stride >= 0 else (end, start)",
                                             _STRIDE_ZERO),
@@ -163,5 +181,47 @@ EXPLAINED: dict[str, Note] = {
         "the guard never takes its else branch")) for n, line in (
         (36, "src_port.precision if (src_port) or True else None"),
         (38, "src_port.dims if (src_port) or True else None"),
+    )},
+    _VCF + "x__check_loop_specials__mutmut_34": Note(
+        "if result is None and result.type != \"Result\":", _REAL_SPECIAL),
+    _VCF + "x__check_loop_specials__mutmut_40": Note("break", _REAL_SPECIAL),
+    _VCF + "x__check_loop_specials__mutmut_102": Note(
+        "if param is None and param.type != \"Parameter\":", _REAL_SPECIAL),
+    _VCF + "x__check_loop_specials__mutmut_108": Note("break", _REAL_SPECIAL),
+    **{_VCF + f"x__parts__mutmut_{n}": Note(line, _STRIDE_0_PARTS) for n, line in (
+        (23, "if (stride >= 0 and s > e)"),
+        (27, "or (stride <= 0 and s < e)"),
+        (28, "or (stride < 1 and s < e)"),
+    )},
+    _VCF + "x__parts__mutmut_20": Note("0 <= e <= dim", _END_READING),
+    _VCF + "x__check_iteration_count__mutmut_74": Note(
+        "if problem is None or slots != count:",
+        "not equivalent, on the open question of a non-negative end: the mutant differs "
+        "only for an output whose start/end are not the default pair yet fit the count "
+        "(e.g. end=2 of 3 rows); irtool reads that as all 3 rows, OpenVINO's CPU plugin "
+        "refuses it (it reads end=2 as exclusive: 2 parts), and refuses start=-3 too, so "
+        "no such output is valid to both engines. " + _END_READING.split(": ", 1)[1]),
+    _VCF + "x__check_sliced_input__mutmut_15": Note(
+        "if not -rank < axis < rank:",
+        "not equivalent, on a case the engines read differently: a sliced input's "
+        "axis=-rank; irtool reads it as numpy does (axis 0), OpenVINO's IR reader refuses "
+        "any negative port-map axis (\"not an unsigned 64 bit integer\"), so no engine "
+        "backs either verdict"),
+    _VCF + "x__check_sliced_input__mutmut_63": Note(
+        "if dim < 0 or part < 1 or stride == 0:",
+        "not equivalent, on an empty sliced dimension only: with a static size 0 the "
+        "original cuts nothing (zero iterations, nothing to fit), the mutant reports "
+        "SLICE_DIM; no test runs a TensorIterator over an empty dimension in OpenVINO to "
+        "say which is right"),
+    **{_VCF + f"x__check_iteration_count__mutmut_{n}": Note(line, _REMARK) for n, line in (
+        (20, 'reading = "" if (start in (0, -1)) and False else ('),
+        (22, 'reading = "XXXX" if start in (0, -1) else ('),
+        (26, 'reading = "" if start in (0, -2) else ('),
+    )},
+    **{_VCF + f"x__parts__mutmut_{n}": Note(line, (
+        "message wording only: whether \" every N\" is named when the stride equals "
+        "part_size; the code, line and the sizes are pinned")) for n, line in (
+        (44, 'every = f" every {step}" if (step != part) or True else ""'),
+        (46, 'every = f" every {step}" if step != part else "XXXX"'),
     )},
 }
