@@ -13,7 +13,7 @@ The mapping (DESIGN.md, "ONNX control flow -> IR"):
 * Scan: a TensorIterator; scan inputs are sliced inputs (one part per
   iteration, squeezed in the body), scan outputs are concatenated outputs,
   reverse directions use ``stride=-1`` with ``start=-1 end=0``. Scan-8's batch
-  axis becomes an outer TensorIterator over the batch around the scan.
+  axis becomes an outer Loop over the batch around the scan (none for a batch of 1).
 * If: the condition (made a boolean scalar) plus one input per distinct outer
   value the branches capture.
 
@@ -620,7 +620,8 @@ def translate_scan8(ctx: NodeContext) -> list[Value | None]:
     An outer Loop walks the batch (each input sliced along axis 0 and squeezed);
     inside it, the scan over axis 0 of the per-batch tensors is the same layer as
     for Scan-9. The Loop concatenates final states and scan outputs back along
-    axis 0. (A Loop, not a TensorIterator: OpenVINO does not nest those.)
+    axis 0. (A Loop, not a TensorIterator: OpenVINO does not nest those.) A batch
+    known to be 1 is squeezed and unsqueezed around the scan instead.
     """
     graph: onnx.GraphProto = ctx.attr("body")
     m = ctx.attr("num_scan_inputs")
@@ -638,6 +639,12 @@ def translate_scan8(ctx: NodeContext) -> list[Value | None]:
     if n_out < 0:
         raise ctx.error(f"{n} state variables but only {len(ctx.node.output)} outputs")
 
+    if all(v.shape is not None and v.shape[:1] == (1,) for v in inputs):
+        # A batch of one needs no batch loop: OpenVINO runs the bare scan faster.
+        squeezed = [_squeeze(ctx.scope, v, 0) for v in inputs]
+        values = build_scan(ctx, ctx.scope, graph, squeezed[:n], squeezed[n:], [0] * m, in_rev,
+                            None, [False] * n_out, [None] * (n + n_out))
+        return [_unsqueeze(ctx.scope, v, 0) for v in values]
     outer = ctx.scope.child(f"batch loop of Scan {ctx.name}")
     sliced = []
     for v in inputs:

@@ -132,7 +132,7 @@ def test_scan_nested_in_scan_becomes_a_loop(slice_inputs: bool, tmp_path: Path) 
     assert len(loop_layers(ir, "TensorIterator")) == 1
 
 
-def _scan8_model(directions=None, lens: str = "") -> object:
+def _scan8_model(directions=None, lens: str = "", batch: int = 3) -> object:
     body = helper.make_graph(
         [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
          helper.make_node("Mul", ["s_out", "y_t"], ["o"])],
@@ -141,11 +141,12 @@ def _scan8_model(directions=None, lens: str = "") -> object:
     attrs = {"num_scan_inputs": 2}
     if directions is not None:
         attrs["directions"] = directions
-    inputs = [vi("s0", F32, [3, 2]), vi("X", F32, [3, 4, 2]), vi("Y", F32, [3, 4, 2])]
+    inputs = [vi("s0", F32, [batch, 2]), vi("X", F32, [batch, 4, 2]),
+              vi("Y", F32, [batch, 4, 2])]
     nodes = [helper.make_node("Scan", [lens, "s0", "X", "Y"], ["s", "outs"], body=body,
                               **attrs)]
-    return make_model(nodes, inputs, [vi("s", F32, [3, 2]), vi("outs", F32, [3, 4, 2])],
-                      opset=8)
+    return make_model(nodes, inputs,
+                      [vi("s", F32, [batch, 2]), vi("outs", F32, [batch, 4, 2])], opset=8)
 
 
 @pytest.mark.parametrize("directions", [None, [0, 0], [1, 0], [1, 1]])
@@ -156,6 +157,17 @@ def test_scan8_batch_axis(directions, tmp_path: Path) -> None:
     ir = check_conversion(_scan8_model(directions), feeds, tmp_path)
     assert [layer.type for layer in ir.graph.layers
             if layer.type in ("Loop", "TensorIterator")] == ["Loop"]
+
+
+@pytest.mark.parametrize("directions", [None, [1, 0]])
+def test_scan8_batch_of_one_is_a_bare_tensor_iterator(directions, tmp_path: Path) -> None:
+    """No batch loop around the scan when the batch is 1 (OpenVINO runs that faster)."""
+    feeds = {"s0": RNG.standard_normal((1, 2)).astype(F32),
+             "X": RNG.standard_normal((1, 4, 2)).astype(F32),
+             "Y": RNG.standard_normal((1, 4, 2)).astype(F32)}
+    ir = check_conversion(_scan8_model(directions, batch=1), feeds, tmp_path)
+    assert [layer.type for layer in ir.graph.layers
+            if layer.type in ("Loop", "TensorIterator")] == ["TensorIterator"]
 
 
 def test_scan8_full_length_sequence_lens_is_accepted(tmp_path: Path) -> None:
