@@ -9,6 +9,7 @@ f64) and return the input dtype.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -66,8 +67,9 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     for b, e in zip(begin, end):
         pad.append((max(b, 0), max(e, 0)))
     if any(p != (0, 0) for p in pad):
-        # A zeroed buffer with x copied in: one pass, where np.pad makes several.
-        padded = np.zeros([d + b + e for d, (b, e) in zip(x.shape, pad)], dtype=x.dtype)
+        # A zeroed scratch buffer with x copied in (np.pad makes several passes).
+        padded = scratch("padded", [d + b + e for d, (b, e) in zip(x.shape, pad)], x.dtype)
+        padded.fill(0)
         padded[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pad))] = x
         x = padded
     if any(b < 0 or e < 0 for b, e in zip(begin, end)):
@@ -89,12 +91,42 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     k_size = int(np.prod(kernel, dtype=np.int64))
     p_size = int(np.prod(out, dtype=np.int64))
     order = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
+    # A 1x1 kernel at stride 1 reads x as it is: its columns are a view, no copy.
+    pointwise = k_size == 1 and all(st == 1 for st in strides)
     y = np.empty((n, o, p_size), dtype=acc)
     for g in range(groups):
-        cols = win[:, g * cg:(g + 1) * cg].transpose(order).reshape(n, cg * k_size, p_size)
+        windows = win[:, g * cg:(g + 1) * cg].transpose(order)
+        if pointwise:
+            cols = windows.reshape(n, cg * k_size, p_size)
+        else:
+            cols = scratch("columns", windows.shape, acc)
+            np.copyto(cols, windows)
+            cols = cols.reshape(n, cg * k_size, p_size)
         wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
         np.matmul(wg, cols, out=y[:, g * og:(g + 1) * og])
     return y.reshape(n, o, *out)
+
+
+_SCRATCH = threading.local()
+SCRATCH_LIMIT = 64 << 20
+"""Bytes up to which a temporary of ``convolve`` reuses its thread's scratch buffer."""
+
+
+def scratch(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array for a temporary that never leaves ``convolve`` (the padded
+    input, the columns): a view of this thread's buffer ``name``, kept between calls and
+    grown as needed. A new multi-MB array each call costs about as much in page faults
+    as the copy into it (the allocator hands large blocks back to the system)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64))
+    nbytes = size * dtype.itemsize
+    if nbytes > SCRATCH_LIMIT:
+        return np.empty(shape, dtype)
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = np.empty(nbytes, np.uint8)
+        setattr(_SCRATCH, name, buf)
+    return buf[:nbytes].view(dtype).reshape(shape)
 
 
 def _cast_back(y: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -8,6 +8,8 @@ values; Convolution with asymmetric pads, strides, dilations and groups.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from onnx import helper, numpy_helper
@@ -16,6 +18,8 @@ from support.conversion import make_model, run_onnxruntime, vi
 import irtool
 from irtool.opset import make_op
 from irtool.opset.activation import _ROW
+from irtool.opset.convolution import scratch
+from irtool.runtime import Executor
 
 F32 = np.float32
 RNG = np.random.default_rng(41)
@@ -107,3 +111,49 @@ def test_max_pool_nan_wins_as_numpy_max_over_each_window() -> None:
                                        "pads_end": "0,0", "rounding_type": "floor"})
     windows = np.lib.stride_tricks.sliding_window_view(x, (3, 2), axis=(2, 3))[:, :, ::2, :]
     np.testing.assert_array_equal(op.compute([x])[0], windows.max(axis=(-2, -1)))
+
+
+def _conv_case(wshape: tuple, **attrs: object):  # type: ignore[no-untyped-def]
+    w = RNG.standard_normal(wshape).astype(F32)
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], **attrs)],
+                       [vi("x", F32, None)], [vi("y", F32, None)],
+                       initializers=[numpy_helper.from_array(w, "w")])
+    return model, Executor(irtool.convert(model)).run
+
+
+def test_convolution_scratch_buffers_do_not_leak_between_calls_or_threads() -> None:
+    """The padded input and the columns live in per-thread scratch buffers: an earlier
+    result stays intact after later calls (of other shapes too), and no two threads
+    share a buffer."""
+    model, compiled = _conv_case((5, 3, 3, 3), pads=[1, 1, 1, 1])
+    xs = [RNG.standard_normal((2, 3, s, s)).astype(F32) for s in (8, 6, 11)]
+    wants = [run_onnxruntime(model, {"x": x})["y"] for x in xs]
+    results = [compiled({"x": x})["y"] for x in xs]
+    for got, want in zip(results, wants):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    mine = scratch("columns", (4, 5), F32)
+    assert np.shares_memory(mine, scratch("columns", (3, 2), F32))  # reused in a thread
+    theirs: list[np.ndarray] = []
+    thread = threading.Thread(target=lambda: theirs.append(scratch("columns", (4, 5), F32)))
+    thread.start()
+    thread.join()
+    assert not np.shares_memory(mine, theirs[0])  # never shared between threads
+
+
+@pytest.mark.parametrize("limit", [0, 64 << 20], ids=["over the scratch limit", "scratch"])
+@pytest.mark.parametrize("wshape,attrs", [
+    ((4, 3, 1, 1), {}),  # pointwise: its columns are a view of x
+    ((6, 1, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),
+    ((4, 3, 1, 1), {"strides": [2, 2]}),
+], ids=["1x1", "grouped", "1x1 strided"])
+def test_convolution_columns_against_onnxruntime(monkeypatch: pytest.MonkeyPatch, limit: int,
+                                                 wshape: tuple, attrs: dict) -> None:
+    from irtool.opset import convolution
+
+    monkeypatch.setattr(convolution, "SCRATCH_LIMIT", limit)
+    model, compiled = _conv_case(wshape, **attrs)
+    x = RNG.standard_normal((2, 3, 7, 6)).astype(F32)
+    got = compiled({"x": x})["y"]
+    np.testing.assert_allclose(got, run_onnxruntime(model, {"x": x})["y"], rtol=1e-4,
+                               atol=1e-4)
+    assert not np.shares_memory(got, x)
