@@ -67,8 +67,10 @@ _pool: Pool | None = None
 def _shared_pool() -> Pool:
     global _pool
     if _pool is None:
+        # bare_package: the worker needs onnx and irtool.workers, not irtool's API, whose
+        # imports took most of its start-up (which a conversion may wait for).
         _pool = Pool("irtool.onnx_analysis", name="ONNX's checker and shape inference",
-                     timeout=TIMEOUT_S)
+                     timeout=TIMEOUT_S, bare_package=True)
     return _pool
 
 

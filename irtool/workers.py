@@ -183,6 +183,20 @@ class _Worker:
         return lines[-1] if lines else "no error output"
 
 
+_BARE = """import importlib.util, runpy, sys, types
+top = sys.argv[1].split(".")[0]
+spec = importlib.util.find_spec(top)
+package = types.ModuleType(top)
+package.__spec__, package.__path__ = spec, list(spec.submodule_search_locations)
+sys.modules[top] = package
+del sys.argv[0]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+"""``python -m`` for a module whose top package's ``__init__`` is not needed: the package
+is registered without running it (``irtool``'s imports its whole API, most of a worker's
+start-up when the worker needs only onnx)."""
+
+
 class Pool:
     """Workers running ``python -m module *args``, each job in one of them.
 
@@ -194,8 +208,11 @@ class Pool:
 
     def __init__(self, module: str, args: Sequence[str] = (), *, workers: int = 1,
                  timeout: float = 600.0, attempts: int = 1, jobs_per_worker: int | None = None,
-                 env: Mapping[str, str] | None = None, name: str = "workers") -> None:
-        self.command = [sys.executable, "-m", module, *args]
+                 env: Mapping[str, str] | None = None, name: str = "workers",
+                 bare_package: bool = False) -> None:
+        # bare_package: the module's package is not initialised (see _BARE).
+        self.command = [sys.executable, *(("-c", _BARE) if bare_package else ("-m",)), module,
+                        *args]
         self.workers = max(1, workers)
         self.timeout = timeout
         self.attempts = max(1, attempts)

@@ -7,21 +7,65 @@ The model's ``<rt_info>`` ends with a record of the weights (``irtool.ir.weights
 so that a ``.bin`` that is not this ``.xml``'s can be told. Both files are written
 to temporaries in the target folder and renamed into place only when both are
 complete (see ``irtool.files``), so a failed save leaves nothing behind.
+
+The ``.bin`` is streamed: payloads in memory are written from views of them, and a
+payload that is a slice of a file (a weight of the ONNX model it was converted from,
+``ConstData.source``) is copied from that file through one reusable buffer, so the
+weights never all sit in memory; the record's checksum is computed on the way.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from lxml import etree
 
-from ..files import write_files
+from ..errors import IRToolError
+from ..files import replacing
 from .graph import Graph, Layer, Model, Port, PortMapEntry, RTNode, join_names
-from .weights import WeightsDigest, split_record
+from .weights import RECORD_TAG, WeightsDigest, split_record
+
+_COPY_CHUNK = 1 << 20
+"""Bytes copied at a time from a weight's source file to the .bin."""
 
 _PORT_MAP_ORDER = ("port_map", "then_port_map", "else_port_map")
 _BODY_ORDER = ("body", "then_body", "else_body")
+
+
+@contextmanager
+def _opened(source: tuple[str, int] | None) -> Iterator[int | None]:
+    """A descriptor of ``source``'s file for ``pread`` (None without a source)."""
+    if source is None:
+        yield None
+        return
+    fd = os.open(source[0], os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+class _Payload:
+    """One Const's bytes: a view, and the file slice holding the same bytes (or None).
+
+    Reads of a payload with a source go to the file (``pread``), not through the view:
+    the view maps the file, and the kernel maps a file's pages in folios of up to 2 MiB,
+    so a few sampled bytes would put megabytes of each weight into the process."""
+
+    __slots__ = ("source", "view")
+
+    def __init__(self, view: memoryview, source: tuple[str, int] | None) -> None:
+        self.view = view
+        self.source = source
+
+    def read(self, fd: int | None, start: int, stop: int) -> bytes | memoryview:
+        if fd is None or self.source is None:
+            return self.view[start:stop]
+        return os.pread(fd, stop - start, self.source[1] + start)
 
 
 class _BinBuilder:
@@ -34,30 +78,89 @@ class _BinBuilder:
 
     def __init__(self) -> None:
         self.chunks: list[memoryview] = []
+        self.sources: list[tuple[str, int] | None] = []  # per chunk: see ConstData.source
         self.size = 0
-        self.seen: dict[tuple[int, bytes], list[tuple[memoryview, int]]] = {}
+        self.seen: dict[tuple[int, bytes], list[tuple[_Payload, int]]] = {}
         self.digest = WeightsDigest()  # the record binding the .xml to this .bin
 
     @staticmethod
-    def _sample(payload: memoryview) -> bytes:
-        n = len(payload)
+    def _sample(payload: _Payload, fd: int | None) -> bytes:
+        n = len(payload.view)
         if n <= 256:
-            return bytes(payload)
+            return bytes(payload.read(fd, 0, n))
         step = n // 16
-        return b"".join(bytes(payload[i:i + 8]) for i in range(0, n - 8, step)) \
-            + bytes(payload[-8:])
+        return b"".join(bytes(payload.read(fd, i, i + 8)) for i in range(0, n - 8, step)) \
+            + bytes(payload.read(fd, n - 8, n))
 
-    def add(self, payload: memoryview) -> int:
-        key = (len(payload), self._sample(payload))
+    @staticmethod
+    def _same(a: _Payload, b: _Payload) -> bool:
+        """Equal bytes (sizes are equal), compared a chunk at a time."""
+        with _opened(a.source) as fa, _opened(b.source) as fb:
+            n = len(a.view)
+            return all(a.read(fa, i, min(n, i + _COPY_CHUNK))
+                       == b.read(fb, i, min(n, i + _COPY_CHUNK))
+                       for i in range(0, n, _COPY_CHUNK))
+
+    def add(self, payload: memoryview, source: tuple[str, int] | None = None) -> int:
+        if source is not None:
+            # A mapped file cut short would kill the process (SIGBUS) at the first read
+            # past its end: say so first.
+            path, start = source
+            try:
+                size = os.stat(path).st_size
+            except OSError as err:
+                raise IRToolError(f"cannot read the weights converted from it: "
+                                  f"{err.strerror}", file=path) from None
+            if size < start + len(payload):
+                raise IRToolError("ends before the weights it held when converted: was it "
+                                  "changed since?", file=path)
+        this = _Payload(payload, source)
+        with _opened(source) as fd:
+            key = (len(payload), self._sample(this, fd))
         same = self.seen.setdefault(key, [])
         for other, offset in same:
-            if other == payload:
+            if self._same(other, this):
                 return offset
         offset = self.size
-        same.append((payload, offset))
+        same.append((this, offset))
         self.chunks.append(payload)
+        self.sources.append(source)
         self.size += len(payload)
         return offset
+
+    def checksum(self) -> None:
+        """The record's data checksum from the payloads in memory (``write`` computes it
+        while writing instead)."""
+        for chunk in self.chunks:
+            self.digest.add_data(chunk)
+
+    def write(self, out: BinaryIO) -> None:
+        """Write the payloads to ``out`` one after the other, checksumming them; those
+        with a source file are copied from it in chunks, never whole in memory."""
+        buffer: memoryview | None = None
+        with ExitStack() as files:
+            opened: dict[str, BinaryIO] = {}
+            for chunk, source in zip(self.chunks, self.sources):
+                if source is None:
+                    self.digest.add_data(chunk)
+                    out.write(chunk)
+                    continue
+                path, offset = source
+                if path not in opened:
+                    opened[path] = files.enter_context(open(path, "rb"))
+                if buffer is None:
+                    buffer = memoryview(bytearray(_COPY_CHUNK))
+                src = opened[path]
+                src.seek(offset)
+                left = len(chunk)
+                while left:
+                    n = src.readinto(buffer[:min(left, _COPY_CHUNK)])
+                    if not n:
+                        raise IRToolError("ends before the weights it held when converted: "
+                                          "was it changed since?", file=path)
+                    self.digest.add_data(buffer[:n])
+                    out.write(buffer[:n])
+                    left -= n
 
 
 def _rt_element(parent: etree._Element, node: RTNode) -> None:
@@ -142,11 +245,11 @@ def _layer_child(el: etree._Element, layer: Layer, tag: str, weights: _BinBuilde
         data = dict(layer.attrs)
         if layer.type == "Const" and layer.const is not None:
             payload = layer.const.view()
-            offset = weights.add(payload)
+            offset = weights.add(payload, layer.const.source)
             data["offset"] = str(offset)
             data["size"] = str(len(payload))
-            weights.digest.add(data.get("element_type", ""), data.get("shape", ""), offset,
-                               len(payload), payload)
+            weights.digest.add_const(data.get("element_type", ""), data.get("shape", ""),
+                                     offset, len(payload))
         if data or layer.has_data:
             etree.SubElement(el, "data", data)
     elif tag in ("input", "output"):
@@ -190,18 +293,33 @@ def serialize(model: Model) -> tuple[bytes, bytes]:
 
 def serialize_parts(model: Model) -> tuple[bytes, list[memoryview]]:
     """The XML text of ``model`` and its .bin as the views to write one after the other."""
+    root, weights = _tree(model)
+    weights.checksum()
+    return _text(root, weights), weights.chunks
+
+
+def _tree(model: Model) -> tuple[etree._Element, _BinBuilder]:
+    """The XML tree of ``model`` (its weights record without values yet) and its .bin."""
     weights = _BinBuilder()
     root = etree.Element("net", {"name": model.name, "version": str(model.version)})
     _graph(root, model.graph, weights)
     # The top-level rt_info is the model's own; _graph wrote graph.rt_info (None at top).
     # It ends with a fresh record of the weights (irtool.ir.weights), replacing any old one.
     info, _ = split_record(model.rt_info)
-    _rt_info(root, [*(info or []), weights.digest.record()])
+    _rt_info(root, [*(info or []), RTNode(RECORD_TAG)])
     for node in model.unknown:
         _rt_element(root, node)
+    return root, weights
+
+
+def _text(root: etree._Element, weights: _BinBuilder) -> bytes:
+    """The XML text, with the weights record of the checksummed ``weights``."""
+    record = root.find(f"rt_info/{RECORD_TAG}")
+    assert record is not None
+    for child in weights.digest.record().children:
+        _rt_element(record, child)
     etree.indent(root, space="\t")
-    xml = b'<?xml version="1.0"?>\n' + etree.tostring(root, encoding="utf-8") + b"\n"
-    return xml, weights.chunks
+    return b'<?xml version="1.0"?>\n' + etree.tostring(root, encoding="utf-8") + b"\n"
 
 
 def write_model(model: Model, xml_path: str | os.PathLike,
@@ -209,10 +327,27 @@ def write_model(model: Model, xml_path: str | os.PathLike,
     """Write ``model`` to ``xml_path`` and ``bin_path`` (default: same stem ``.bin``).
 
     All or nothing: on any failure neither file is created or changed. Missing folders
-    are created.
+    are created. Both files are synced to disk before they are renamed into place.
     """
     xml_path = Path(xml_path)
     bin_path = Path(bin_path) if bin_path is not None else xml_path.with_suffix(".bin")
-    xml, chunks = serialize_parts(model)
-    write_files({bin_path: chunks, xml_path: xml})  # .xml last: readers open it first
+    root, weights = _tree(model)
+    write_ir_files(xml_path, bin_path, root, weights)
     return xml_path, bin_path
+
+
+def write_ir_files(xml_path: Path, bin_path: Path, root: etree._Element,
+                   weights: _BinBuilder) -> None:
+    """Stream ``weights`` to ``bin_path``, then the XML of ``root`` (with the weights
+    record) to ``xml_path``, all or nothing, synced to disk (see ``write_model``)."""
+    with replacing(bin_path, xml_path) as (bin_tmp, xml_tmp):  # .xml last: readers open it
+        # (An OSError, of the temporaries or of a weight's source file, becomes an
+        # IRToolError naming that file in ``replacing``.)
+        with open(bin_tmp, "wb") as f:
+            weights.write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(xml_tmp, "wb") as f:
+            f.write(_text(root, weights))
+            f.flush()
+            os.fsync(f.fileno())

@@ -17,6 +17,7 @@ length prefix encoded again, the rest is copied span by span.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from pathlib import Path
@@ -40,6 +41,7 @@ _CHILDREN = {
 # TensorProto's fields: name, raw_data, external_data, data_location.
 _NAME, _RAW_DATA, _EXTERNAL_DATA, _DATA_LOCATION = 8, 9, 13, 14
 _WIRE_VARINT, _WIRE_FIXED64, _WIRE_BYTES, _WIRE_FIXED32 = 0, 1, 2, 5
+_FOLIO = 2 << 20  # the largest folio the kernel maps a file's pages in
 
 
 class WireError(ValueError):
@@ -86,6 +88,18 @@ class _Walk:
         self.location = location
         self.threshold = threshold
         self.moved = 0  # tensors made external, for tests and logging
+
+    def release(self, start: int, end: int) -> None:
+        """Unmap the pages around ``buf[start:end]`` (a large tensor the walk stepped over):
+        the kernel maps file pages in folios of up to 2 MiB, so reading a tensor's header
+        maps megabytes of its neighbours' data, and without this the process's high-water
+        mark would grow by the size of the model."""
+        if isinstance(self.buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            lo = max(0, start - _FOLIO)
+            lo -= lo % mmap.PAGESIZE
+            hi = min(len(self.buf), end + _FOLIO)
+            with contextlib.suppress(OSError, ValueError):
+                self.buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def fields(self, start: int, end: int):  # type: ignore[no-untyped-def]
         """``(number, wire type, field start, value start, value end)`` of each field."""
@@ -144,11 +158,13 @@ class _Walk:
             return None
         field_start, value_start, value_end = raw
         self.moved += 1
-        return b"".join((
+        new = b"".join((
             self.buf[start:field_start], self.buf[value_end:end],
             _entry("location", self.location), _entry("offset", str(value_start)),
             _entry("length", str(value_end - value_start)),
             _encode_varint(_DATA_LOCATION << 3 | _WIRE_VARINT), _encode_varint(1)))
+        self.release(start, end)
+        return new
 
 
 def skeleton_bytes(path: str | os.PathLike, threshold: int = THRESHOLD) -> tuple[bytes, int]:

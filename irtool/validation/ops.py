@@ -52,8 +52,15 @@ def _registry_lookup():  # type: ignore[no-untyped-def]
     return lookup
 
 
+_CONTROL_FLOW = frozenset({("Loop", "opset5"), ("TensorIterator", "opset1"), ("If", "opset8")})
+"""Operations the runtime's ``control_flow`` implements, outside the op registry: known
+without asking OpenVINO (whose import would cost a conversion half a second)."""
+
+
 def is_known_op(op_type: str, version: str) -> bool:
     """Whether irtool's registry or OpenVINO's opsets define ``op_type`` in ``version``."""
+    if (op_type, version) in _CONTROL_FLOW:
+        return True
     lookup = _registry_lookup()
     if lookup is not None:
         try:
