@@ -17,7 +17,7 @@ and, where the specs are silent, OpenVINO's own implementations:
 * Zero iterations: an output without ``axis`` whose body Result is carried by a
   back edge (or is a body Parameter) returns the initial value; a concatenated
   output has length 0 along its axis and the other dims of the body Result's
-  declared shape.
+  declared shape (0 where nothing declares one, as OpenVINO and onnxruntime give).
 * Sliced inputs: ``start``/``end`` count as in OpenVINO's CPU plugin: a negative
   bound ``b`` means ``D + 1 + b`` (so ``-1`` is the end of the axis of length
   ``D``); the range is ``[start, end)`` for ``stride > 0`` and ``[end, start)``
@@ -168,6 +168,7 @@ def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, ou
     outer = layer.outputs[out]
     axis = entry.axis if entry.axis is not None else 0
     dims: tuple[int, ...] | None = None
+    open_dims: tuple[int, ...] | None = None
     why = ""
     # Body Result dims first; the layer's own output dims fill what they leave unknown.
     for candidate in (declared, outer.dims):
@@ -183,7 +184,9 @@ def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, ou
         if all(d >= 0 for d in shape):
             dims = tuple(shape)
             break
-        why = f"the body Result's shape {list(candidate)} is not static"
+        open_dims = open_dims or tuple(max(d, 0) for d in shape)
+    if dims is None and open_dims is not None:
+        dims = open_dims  # a dim no declaration fixes is 0, as in OpenVINO and onnxruntime
     if dims is None and not why:
         why = "the body Result's shape is unknown"
     et = (res_layer.inputs[0].precision if res_layer.inputs else None) or outer.precision

@@ -115,9 +115,6 @@ def test_a_zero_trip_loop_of_dynamic_element_shape_keeps_its_loop(tmp_path: Path
     assert_same(irtool.run(xml, feed, backend="openvino", timeout=120), want, "openvino")
 
 
-@pytest.mark.xfail(strict=True, raises=irtool.ExecutionError,
-                   reason="irtool's runtime refuses zero iterations of a concatenation whose "
-                          "body Result has dynamic dims; OpenVINO and onnxruntime give 0 there")
 def test_irtool_runs_a_zero_trip_loop_of_dynamic_element_shape(tmp_path: Path) -> None:
     xml, feed, want = _dynamic_element(tmp_path)
     assert_same(irtool.run(xml, feed), want, "irtool")
