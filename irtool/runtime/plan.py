@@ -457,8 +457,9 @@ class _Chain:
                     tests += [f"{target}.shape[{d - n}] == {size}"
                               for d, size in enumerate(const.shape) if size != 1]
                 else:
-                    code.free["fits"] = fits
-                    tests.append(f"fits({target}, {args[j]})")
+                    code.free["fits"] = fits  # a call: only when the shapes differ
+                    o = args[j]
+                    tests.append(f"({target}.shape == {o}.shape or fits({target}, {o}))")
             into = f"f{index}({', '.join(args)}, out={target})"
             return f"{into} if {' and '.join(tests)} else {plain}" if tests else into
         return plain
