@@ -181,6 +181,13 @@ def main() -> None:
               f"{med['ort default']:11.2f}")
     print(f"(medians of {args.repeats} interleaved runs; irtool = its default, BLAS at one "
           "thread, so default threads == single thread)")
+    # The CNN and transformer ratios follow the BLAS's GEMM speed (see bench/README.md).
+    from threadpoolctl import threadpool_info
+
+    blas = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+            for i in threadpool_info() if i.get("user_api") == "blas"]
+    print(f"(numpy's BLAS: {', '.join(blas) or 'unknown'}; OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')})")
 
 if __name__ == "__main__":
     main()
