@@ -22,6 +22,19 @@ _STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when
                    "both paths by hand on every axis pair)")
 _IT = "irtool.runtime.iteration."
 _SI = "irtool.onnx.passes.slice_inputs."
+_LG = "irtool.runtime.loopgen."
+_COUNTER_INDEX = ("equivalent: this counter value is only the index the Gather kernel gets on "
+                  "iterations past X's length; a Gather's output has the data's element "
+                  "type, and the number i (below the iteration cap of 10**6) is the same "
+                  "as int64 as in the iteration's i32/i64 type")
+_ONE_ELEMENT = ("equivalent: the axes constant has exactly one element (checked just "
+                "before), and reshape(1) or reshape(-2) of a one-element array gives the "
+                "same [x] as reshape(-1)")
+_NO_STEP = ("equivalent: this branch is for an exception raised on a line of the generated "
+            "loop that belongs to no step; those lines (reads of the sliced parts from a "
+            "list of at least `lim` parts, list appends, plain assignments, the counter "
+            "bookkeeping, the condition test of an ndarray) raise nothing on IR that passes "
+            "validate, and errors raised by steps take the step >= 0 branch")
 _CF = "irtool.runtime.control_flow."
 _TRUTH = ("equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
           "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
@@ -224,4 +237,156 @@ EXPLAINED: dict[str, Note] = {
         (44, 'every = f" every {step}" if (step != part) or True else ""'),
         (46, 'every = f" every {step}" if step != part else "XXXX"'),
     )},
+    **{_LG + f"x__counter_value__mutmut_{n}": Note(line, _COUNTER_INDEX) for n, line in (
+        (2, "return np.array(i, None)"),
+        (4, "return np.array(i, )"),
+    )},
+    _LG + "xǁ_Generatorǁbuild__mutmut_45": Note(
+        "= _counter_value(None)", _COUNTER_INDEX),
+    **{_LG + f"x__emit_condition__mutmut_{n}": Note(line, (
+        "equivalent: it differs only for a constant body condition of rank 2 or more, "
+        "which validate refuses (LOOP_BODY_CONDITION, as OpenVINO's read_model does: "
+        "rank 0 or 1 only) before any run")) for n, line in (
+        (12, "and const.size == 1 and const.ndim <= 2:"),
+        (13, "and const.size == 1 and const.ndim < 3:"),
+    )},
+    _LG + "x__emit_condition__mutmut_15": Note(
+        'code.add(f"cond = {bool(None)}")',
+        "equivalent: compile_loop drops a one-element constant true body condition, so a "
+        "constant reaching _emit_condition is false and the line written is `cond = False` "
+        "either way (test_constant_false_body_condition_runs_once)"),
+    _LG + "x__emit_condition__mutmut_16": Note(
+        "bool(const.reshape(None))",
+        "equivalent: reshape(None) leaves the one-element array as it is, and bool() of a "
+        "one-element array is that element, as for the 0-d reshape"),
+    **{_LG + f"x_counter_block__mutmut_{n}": Note(line, (
+        "equivalent: the first block is only cached, never changed; counter_block is "
+        "called with start 0 or a multiple of BLOCK (never 1), so this mutant only builds "
+        "an equal fresh block instead of reusing the cached one")) for n, line in (
+        (3, "if start == 1 and dtype in _FIRST_BLOCKS:"),
+        (16, "if start == 1:"),
+    )},
+    _LG + "x_generate__mutmut_11": Note(
+        "gen.build(squeeze=None)",
+        "equivalent: build only tests `squeeze` for truth, and None is false as False is"),
+    _LG + "x_generate__mutmut_15": Note(
+        "if (gen.squeeze) or True else None",
+        "equivalent: without squeezable sliced inputs build(squeeze=True) writes the same "
+        "code as build(squeeze=False), so _run's choice of run_squeezed (with no squeezed "
+        "parts) runs the same loop"),
+    _LG + "xǁ_Generatorǁ__init____mutmut_49": Note(
+        "or any(k not in self.fused or k not in self.skip",
+        "equivalent: need_counter only decides whether the counter array is kept up to "
+        "date; this mutant keeps it also when the counter's only readers are fused Gathers "
+        "(which index with the loop's i) or skipped steps, so no value changes"),
+    **{_LG + f"xǁ_Generatorǁ_emit_counter_gather__mutmut_{n}": Note(line, (
+        "equivalent: `safe` only lets the row be a view instead of a copy; this mutant "
+        "always copies, as the Gather kernel does, which gives the same values and never "
+        "shares memory with X")) for n, line in (
+        (5, "safe = None"),
+        (32, "{'' if (safe) and False else '.copy()'}"),
+    )},
+    _LG + "xǁ_Generatorǁ_find_stacking__mutmut_26": Note(
+        "if (len(steps[u].inputs) == 2) or True",
+        "equivalent: an Unsqueeze step always has its two inputs (data and axes; validate "
+        "refuses an Unsqueeze with another count), so the guard never takes its else "
+        "branch"),
+    **{_LG + f"xǁ_Generatorǁ_find_stacking__mutmut_{n}": Note(line, _ONE_ELEMENT)
+       for n, line in ((67, "int(axes.reshape(+1)[0])"), (68, "int(axes.reshape(-2)[0])"))},
+    **{_LG + f"xǁ_Generatorǁ_find_squeezes__mutmut_{n}": Note(line, _ONE_ELEMENT)
+       for n, line in ((52, "int(axes.reshape(+1)[0])"), (53, "int(axes.reshape(-2)[0])"))},
+    **{_LG + f"xǁ_Generatorǁ_find_{what}__mutmut_{n}": Note(
+        'axes.dtype.kind not in "XXiuXX"',
+        "equivalent: the kinds string is only tested with `in` against a numpy dtype kind "
+        "(one lower-case letter, never 'X'); \"XXiuXX\" admits exactly the kinds \"iu\" "
+        "does") for what, n in (("stacking", 37), ("squeezes", 45))},
+    **{_LG + f"xǁ_Generatorǁbuild__mutmut_{n}": Note(line, (
+        "equivalent: the generated code only compares classes and dtypes with these names "
+        "(`x.__class__ is ndarray`, `x.dtype is BOOL`); with the name bound to something "
+        "else the test fails and the code takes its general branch (the Gather kernel for "
+        "a counter Gather, check_condition for the body condition), which gives the same "
+        "value; and emit_steps binds `ndarray` again whenever an inlined step uses it"))
+       for n, line in (
+        (7, "ndarray=None, BOOL=np.dtype(np.bool_)"),
+        (8, "ndarray=np.ndarray, BOOL=None"),
+        (17, "BOOL=np.dtype(None)"),
+    )},
+    _LG + "xǁ_Generatorǁbuild__mutmut_171": Note(
+        "error = body._failure(step, None, err)",
+        "equivalent: Plan._failure reads its inputs argument only for index -1 (binding the "
+        "plan's inputs); here step >= 0, so () and None give the same error"),
+    **{_LG + f"xǁ_Generatorǁbuild__mutmut_{n}": Note(line, _NO_STEP) for n, line in (
+        (176, "error = None"),
+        (177, "error = ExecutionError(None,"),
+        (178, "layer=None)"),
+        (179, "error = ExecutionError(layer=describe_layer(layer, scope))"),
+        (180, ")"),
+        (181, "{type(None).__name__}: {err}"),
+        (182, "layer=describe_layer(None, scope))"),
+        (183, "layer=describe_layer(layer, None))"),
+        (184, "layer=describe_layer(scope))"),
+        (185, "layer=describe_layer(layer, ))"),
+    )},
+    _LG + "xǁ_Generatorǁbuild__mutmut_210": Note(
+        "*code.indented(3)",
+        "equivalent: every line of the loop body moves one level deeper together; Python "
+        "only needs a body indented more than its `for`, so the function compiled is the "
+        "same"),
+    _LG + "xǁ_Generatorǁbuild__mutmut_222": Note(
+        '"    RAISE",',
+        "equivalent: the clause is reached only by an IRToolError that is not an "
+        "ExecutionError (caught by the clause before); no kernel, nested plan or check of "
+        "the generated loop raises another kind at run time (the opset and runtime "
+        "packages raise only ExecutionError), so the line never runs"),
+    _LG + "x_counter_block__mutmut_13": Note(
+        "block.flags.writeable = None",
+        "equivalent: numpy takes the truth value of what is assigned to a flag, so None "
+        "makes the block read-only as False does"),
+    **{_LG + f"xǁ_Generatorǁ_find_squeezes__mutmut_{n}": Note("break", (
+        "equivalent: folding a Squeeze into the cut is a shortcut the generated loop may "
+        "skip; stopping the search at a sliced input that does not qualify only leaves the "
+        "later ones unfolded, and their Squeeze steps run as written, with the same values "
+        "(test_sliced_input_with_squeeze runs both forms)")) for n in (18, 48)},
+    _LG + "xǁ_Generatorǁ_find_squeezes__mutmut_29": Note(
+        'axes.dtype.kind not in "iu" and q in self.skip:',
+        "equivalent: `skip` holds only the Unsqueeze (and Identity) steps that stacking "
+        "replaced, never a Squeeze, so `q in self.skip` is false for the Squeeze step q "
+        "and dropping it from the or-chain changes nothing; an axes constant is always "
+        "integer (validate checks Squeeze's axes type)"),
+    _LG + "xǁ_Generatorǁ_emit_counter_gather__mutmut_12": Note(
+        "self.steps[c].inlined is not None and c in skip",
+        "equivalent: the row becomes a view only when every reader is a step that stacking "
+        "skipped (an Unsqueeze whose input is collected and stacked by np.stack, which "
+        "copies), else a copy as before; X is loop-invariant, so the stacked values are "
+        "the same"),
+    _LG + "xǁ_Generatorǁ_emit_counter_gather__mutmut_19": Note(
+        'if (axis == 0) and False else f"d{k}[l{k} + (i,)]"',
+        "equivalent: for axis 0 the prologue sets l = (slice(None),) * 0 = (), so "
+        "d[l + (i,)] is d[(i,)], the same view as d[i]"),
+    **{_LG + f"xǁ_Generatorǁ_emit_counter_gather__mutmut_{n}": Note(line, (
+        "equivalent: the step index of a generated line only names the layer when that "
+        "line raises a non-irtool exception; these lines cannot raise: `if i < n` compares "
+        "two ints, `else:` is no statement, and `d[i]` / `d[l + (i,)]` index within the "
+        "bounds just checked (the Gather kernel's line, which can raise, keeps its index: "
+        "test_counter_gather_on_an_axis_past_the_rank_names_the_gather)")) for n, line in (
+        (25, 'code.add(f"if i < n{k}:", None)'),
+        (27, 'code.add(f"if i < n{k}:", )'),
+        (29, "{'' if safe else '.copy()'}\", None)"),
+        (31, "{'' if safe else '.copy()'}\", )"),
+        (38, 'code.add("else:", None)'),
+        (40, 'code.add("else:", )'),
+    )},
+    _LG + "xǁ_Generatorǁ_find_squeezes__mutmut_11": Note(
+        "if spec.part_size != 1 and len(users) != 1",
+        "not equivalent, only on IR that is wrong: it differs only for a part of size "
+        "other than 1 whose one reader is a Squeeze of the slicing axis (squeezes_match "
+        "refuses any other axis); Squeeze-1 cannot squeeze a dim that is not 1, so "
+        "validate refuses that IR where the dims are static, and otherwise the run fails "
+        "either way (no independent reference gives a value)"),
+    _LG + "xǁ_Generatorǁbuild__mutmut_106": Note(
+        "or (self.need_counter or slot == counter):",
+        "equivalent: it only routes more last values out of the generated loop through a "
+        "variable L<r> (None before the loop, the slot's value at the end of every "
+        "iteration, so the last iteration's value after it); _run reads the lasts only "
+        "when at least one iteration ran, where both give that value"),
 }

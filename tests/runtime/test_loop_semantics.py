@@ -520,3 +520,42 @@ def test_back_edge_into_the_current_iteration_parameter(et: str, shape: tuple,
         irtool.load(xml)  # the gate: not an IR OpenVINO reads
     got = Executor(irtool.load(xml, strict=False), check=False).run(feeds)
     assert_same(got, expected, "irtool")
+
+
+def test_gather_by_a_fed_back_current_iteration_parameter(tmp_path: Path) -> None:
+    """Gather(X, i) where i is the current_iteration Parameter *and* carried (back edge
+    i + 10): the Gather reads the Parameter's value (0, 10, 20, 30), not the loop's
+    iteration number. OpenVINO runs the model built with its op API; irtool the IR it
+    writes (refused by the validator, see the test above, so run unchecked)."""
+    import openvino as ov
+    import openvino.opset8 as ops
+
+    trip = ops.parameter([], ov.Type.i64, name="trip")
+    init = ops.parameter([], ov.Type.i64, name="init")
+    table = ops.parameter([40], ov.Type.f32, name="X")
+    i = ops.parameter([], ov.Type.i64, name="i")
+    x = ops.parameter([40], ov.Type.f32, name="x")
+    r_next = ops.result(ops.add(i, ops.constant(np.array(10, np.int64))))
+    row = ops.gather(x, i, ops.constant(np.array(0, np.int64)))
+    r_seen = ops.result(ops.unsqueeze(row, ops.constant(np.array([0], np.int64))))
+    r_cond = ops.result(ops.constant(np.array(True)))
+    loop = ops.loop(trip, ops.constant(np.array(True)))
+    loop.set_function(ov.Model([r_next, r_seen, r_cond], [i, x], "body"))
+    loop.set_special_body_ports([0, 2])
+    loop.set_merged_input(i, init.output(0), r_next.output(0))
+    loop.set_invariant_input(x, table.output(0))
+    out = loop.get_concatenated_slices(r_seen.output(0), 0, 1, 1, -1, 0)
+    out.get_tensor().set_names({"seen"})
+    model = ov.Model([out], [trip, init, table], "fed_back_gather")
+    xs = np.arange(40, dtype=F32) * 2 + 1
+    feeds = {"trip": np.array(4, np.int64), "init": np.array(100, np.int64), "X": xs}
+    compiled = ov.Core().compile_model(model, "CPU")
+    expected = {"seen": np.asarray(compiled(feeds)[compiled.outputs[0]])}
+    # By hand: i = 0, then each value + 10.
+    assert_same(expected, {"seen": xs[[0, 10, 20, 30]]}, "openvino")
+    xml = tmp_path / "fed_back_gather.xml"
+    ov.save_model(model, str(xml))
+    for vectorize in (True, False):
+        got = Executor(irtool.load(xml, strict=False), check=False,
+                       vectorize=vectorize).run(feeds)
+        assert_same(got, expected, "irtool")

@@ -10,6 +10,8 @@ must fall back included.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from support.compare import assert_same
@@ -29,6 +31,7 @@ from support.ir_builders import (
 
 import irtool
 from irtool.errors import ExecutionError
+from irtool.ir import Value
 from irtool.runtime import Executor
 
 F32 = np.float32
@@ -108,6 +111,121 @@ def test_stacked_outputs(unsqueeze_axis: int, concat_axis: int, trip: int) -> No
     # OpenVINO's CPU plugin wants each iteration's value to be 1 wide along the output
     # axis, so it runs only the stacks; irtool concatenates the others as it always did.
     check(model, feeds(trip, a0=V0), expected, openvino=unsqueeze_axis % 3 == concat_axis)
+
+
+def test_stacked_output_with_a_scalar_unsqueeze_axis() -> None:
+    """Unsqueeze's axes as a 0-d constant (the spec allows a scalar): the same stack."""
+    body = Net()
+    acc = body.param("acc_in", "f32", (2, 3))
+    nxt = body.op("Tanh", "opset1", [body.op("Add", "opset1", [
+        body.op("Multiply", "opset1", [acc, body.const(F32(1.5))], {"auto_broadcast": "numpy"}),
+        body.const(F32(0.25))], {"auto_broadcast": "numpy"})])
+    r_acc = body.result(nxt)
+    u = body.op("Unsqueeze", "opset1", [nxt, body.const(np.array(1, np.int64))], shape=(2, 1, 3))
+    r_scan = body.result(u)
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.carried(net.param("a0", "f32", (2, 3)), acc, r_acc)
+    lp.execution_condition(true_result(body))
+    lp.output(r_acc, info("f32", (2, 3)), names=["acc"])
+    lp.output(r_scan, info("f32", (2, -1, 3)), names=["scan"], axis=1)
+    model = finish(net, lp)
+    assert 0 in iteration(model).stacking
+    check(model, feeds(4, a0=V0), stacking_expected(4, 1, 1))
+
+
+def scanned_loop(kind: str) -> irtool.Model:
+    """v <- v + 1 (i64, shape 2, carried); each iteration's y, by ``kind``, goes to an
+    output "ys" concatenated along 0: "read" y = Unsqueeze(v, [0]) also read by
+    z = y * 2 (scanned as "zs"); "add0" y = v + [0] (two inputs, an int constant of one
+    element, but no Unsqueeze); "two-axes" y = Unsqueeze(v, [0, 1]); "axes-input"
+    y = Unsqueeze(v, a) with the axes a loop input, not a constant."""
+    body = Net()
+    v = body.param("v_in", "i64", (2,))
+    nxt = body.op("Add", "opset1", [v, body.const(np.array(1, np.int64))],
+                  {"auto_broadcast": "numpy"})
+    axes: Value | None = None
+    if kind == "axes-input":
+        axes = body.param("a", "i64", (1,))
+    extra = []
+    if kind == "add0":
+        y = body.op("Add", "opset1", [nxt, body.const(np.array([0], np.int64))],
+                    {"auto_broadcast": "numpy"})
+    elif kind == "two-axes":
+        y = body.op("Unsqueeze", "opset1", [nxt, body.const(np.array([0, 1], np.int64))],
+                    shape=(1, 1, 2))
+    elif kind == "axes-input":
+        y = body.op("Unsqueeze", "opset1", [nxt, axes], shape=(1, 2))
+    else:
+        y = unsqueeze(body, nxt, 0)
+        extra = [body.op("Multiply", "opset1", [y, body.const(np.array(2, np.int64))],
+                         {"auto_broadcast": "numpy"})]
+    r_v = body.result(nxt)
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.carried(net.param("v0", "i64", (2,)), v, r_v)
+    if axes is not None:
+        lp.invariant(net.param("A", "i64", (1,)), axes)
+    lp.execution_condition(true_result(body))
+    for name, value in (("ys", y), *(("zs", e) for e in extra)):
+        lp.output(body.result(value), info("i64", (-1, *value.shape[1:])), names=[name],
+                  axis=0)
+    return finish(net, lp)
+
+
+@pytest.mark.parametrize("kind", ["read", "add0", "two-axes", "axes-input"])
+def test_scanned_values_that_are_not_plain_stacks(kind: str) -> None:
+    """Concatenated outputs that stacking must leave to the Unsqueeze / Add step (hand
+    numpy; OpenVINO on the same IR where its CPU plugin runs it: it wants each iteration's
+    value 1 wide along the output axis, which "add0" is not, and refuses the dynamic rank
+    an Unsqueeze by run-time axes gives)."""
+    v0 = np.array([3, 5], np.int64)
+    vs = [v0 + k for k in range(1, 4)]
+    ys = {"read": [v[None] for v in vs], "add0": vs, "two-axes": [v[None, None] for v in vs],
+          "axes-input": [v[None] for v in vs]}[kind]
+    expected = {"ys": np.concatenate(ys, axis=0)}
+    if kind == "read":
+        expected["zs"] = expected["ys"] * 2
+    more = {"A": np.array([0], np.int64)} if kind == "axes-input" else {}
+    check(scanned_loop(kind), feeds(3, v0=v0, **more), expected,
+          openvino=kind in ("read", "two-axes"))
+
+
+def test_stacked_result_that_is_also_the_last_value_output() -> None:
+    """The Unsqueeze's Result is concatenated and is also a last-iteration output: it must
+    still be computed in the loop (not only collected for the stack)."""
+    body = Net()
+    acc = body.param("acc_in", "f32", (2, 3))
+    nxt = body.op("Tanh", "opset1", [body.op("Add", "opset1", [
+        body.op("Multiply", "opset1", [acc, body.const(F32(1.5))], {"auto_broadcast": "numpy"}),
+        body.const(F32(0.25))], {"auto_broadcast": "numpy"})])
+    r_acc = body.result(nxt)
+    r_scan = body.result(unsqueeze(body, nxt, 0))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.carried(net.param("a0", "f32", (2, 3)), acc, r_acc)
+    lp.execution_condition(true_result(body))
+    lp.output(r_scan, info("f32", (-1, 2, 3)), names=["scan"], axis=0)
+    lp.output(r_scan, info("f32", (1, 2, 3)), names=["last"])
+    expected = stacking_expected(4, 0, 0)
+    check(finish(net, lp), feeds(4, a0=V0),
+          {"scan": expected["scan"], "last": expected["acc"][None]})
+
+
+def test_stacked_result_that_is_also_the_body_condition() -> None:
+    """The body condition Unsqueeze(i < 2) (a [1] boolean) is also concatenated: it must
+    still be computed in the loop, which stops after iteration 2 (i = 0, 1, 2)."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    less = body.op("Less", "opset1", [i, body.const(np.array(2, np.int64))],
+                   {"auto_broadcast": "numpy"}, et="boolean", shape=())
+    r_c = body.result(unsqueeze(body, less, 0))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.current_iteration(i)
+    lp.execution_condition(r_c)
+    lp.output(r_c, info("boolean", (-1,)), names=["conds"], axis=0)
+    check(finish(net, lp), feeds(10), {"conds": np.array([True, True, False])})
 
 
 @pytest.mark.parametrize("unsqueeze_axis,concat_axis", [(0, -3), (1, -2), (-1, -1), (2, -2)])
@@ -287,12 +405,117 @@ def test_gather_by_iteration_number_of_a_constant(version: str) -> None:
     check(model, feeds(2), gather_expected(X3, 0, 2))
 
 
-def test_gathered_row_that_leaves_the_loop_is_a_copy() -> None:
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_gathered_row_that_leaves_the_loop_is_a_copy(vectorize: bool) -> None:
     x = X3.copy()
-    out = Executor(gather_loop(X3.shape, 0)).run(feeds(2, X=x))
+    out = Executor(gather_loop(X3.shape, 0), vectorize=vectorize).run(feeds(2, X=x))
     np.testing.assert_array_equal(out["row"], X3[1])
     assert not np.shares_memory(out["row"], x)
     out["row"][...] = 5
+    np.testing.assert_array_equal(x, X3)
+
+
+def gather_feeding(consumer: str) -> irtool.Model:
+    """A step before the Gather (all = Reshape(X, [-1])); row = Gather(X, i, 0) read only
+    by ``consumer`` ("Reshape": flat = Reshape(row, [-1]), a kernel returning a view of
+    its input; "Tanh": an inlined numpy step; "nothing": no step reads it); outputs all
+    and the consumer's last value."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    x = body.param("x", "f32", X3.shape)
+    flat_shape = body.const(np.array([-1], np.int64))
+    before = body.op("Reshape", "opset1", [x, flat_shape], {"special_zero": "false"},
+                     shape=(X3.size,))
+    row = body.op("Gather", "opset8", [x, i, body.const(np.array(0, np.int64))],
+                  {"batch_dims": "0"}, shape=X3.shape[1:])
+    r_before, r_out = body.result(before), None
+    if consumer == "Reshape":
+        out = body.op("Reshape", "opset1", [row, flat_shape], {"special_zero": "false"},
+                      shape=(X3[0].size,))
+        r_out = body.result(out)
+    elif consumer == "Tanh":
+        out = body.op("Tanh", "opset1", [row])
+        r_out = body.result(out)
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.invariant(net.param("X", "f32", X3.shape), x)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(r_before, info("f32", (X3.size,)), names=["all"])
+    if r_out is not None:
+        lp.output(r_out, info("f32", r_out.inputs[0].dims), names=["out"])
+    return finish(net, lp)
+
+
+@pytest.mark.parametrize("consumer", ["Reshape", "Tanh"])
+def test_gathered_row_read_by_one_step_after_another_step(consumer: str) -> None:
+    """The counter Gather after another step of the body, its row read only by one step:
+    hand numpy (last iteration i = 1), OpenVINO, and irtool with loops as loops."""
+    model = gather_feeding(consumer)
+    assert "if i < n" in iteration(model).source
+    last = X3[1].reshape(-1) if consumer == "Reshape" else np.tanh(X3[1])
+    check(model, feeds(2, X=X3), {"all": X3.reshape(-1), "out": last})
+
+
+def test_gather_by_another_index_keeps_its_index() -> None:
+    """Gather(X, i) and Gather(X, 1) in one body: only the first reads row i; the second
+    reads row 1 on every iteration (hand numpy, OpenVINO)."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    x = body.param("x", "f32", X3.shape)
+    axis = body.const(np.array(0, np.int64))
+    rows = [body.op("Gather", "opset8", [x, index, axis], {"batch_dims": "0"},
+                    shape=X3.shape[1:]) for index in (i, body.const(np.array(1, np.int64)))]
+    total = body.op("Add", "opset1", rows, {"auto_broadcast": "numpy"})
+    r_scan = body.result(unsqueeze(body, total, 0))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.invariant(net.param("X", "f32", X3.shape), x)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(r_scan, info("f32", (-1, *X3.shape[1:])), names=["scan"], axis=0)
+    check(finish(net, lp), feeds(2, X=X3), {"scan": np.stack([X3[0] + X3[1], X3[1] * 2])})
+
+
+def test_gathered_row_nothing_reads() -> None:
+    """A counter Gather whose row no step and no Result reads: the loop still runs."""
+    model = gather_feeding("nothing")
+    check(model, feeds(2, X=X3), {"all": X3.reshape(-1)})
+
+
+def test_counter_gather_on_an_axis_past_the_rank_names_the_gather() -> None:
+    """Gather(X, i, axis=3) of a rank-3 X the IR gives no rank for: the error (raised when
+    the Gather runs, on the first iteration) names the Gather layer and the iteration."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    x = body.param("x", "f32", None)
+    row = body.op("Gather", "opset8", [x, i, body.const(np.array(3, np.int64))],
+                  {"batch_dims": "0"}, shape=None)
+    r_row = body.result(row)
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.invariant(net.param("X", "f32", None), x)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(r_row, info("f32", None), names=["row"])
+    model = finish(net, lp)
+    assert "if i < n" in iteration(model).source
+    for vectorize in (True, False):
+        with pytest.raises(ExecutionError) as err:
+            Executor(model, vectorize=vectorize).run(feeds(2, X=X3))
+        assert '"Gather_' in str(err.value) and "iteration 0 of" in str(err.value)
+        assert "axis 3 is out of range for rank 3" in str(err.value)  # what numpy said
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_gathered_row_through_a_view_that_leaves_the_loop_is_a_copy(vectorize: bool) -> None:
+    """Reshape's kernel returns a view of its input: the row it reads must be a copy, or
+    the output would be a window into the caller's X."""
+    x = X3.copy()
+    out = Executor(gather_feeding("Reshape"), vectorize=vectorize).run(feeds(2, X=x))
+    np.testing.assert_array_equal(out["out"], X3[1].reshape(-1))
+    assert not np.shares_memory(out["out"], x)
+    out["out"][...] = 5
     np.testing.assert_array_equal(x, X3)
 
 
@@ -301,9 +524,11 @@ def test_gathered_row_that_leaves_the_loop_is_a_copy() -> None:
 
 
 def squeeze_scan(x_shape: tuple, axis: int, squeeze_axis: int | None, ti: bool = True,
-                 **slice_attrs: int) -> irtool.Model:
+                 axes: str = "1d", **slice_attrs: int) -> irtool.Model:
     """Scan-like: s <- s + Squeeze(part, squeeze_axis) (the part itself without a
-    Squeeze); scans tanh(s) through Unsqueeze(., 0)."""
+    Squeeze); scans tanh(s) through Unsqueeze(., 0). ``axes``: the Squeeze's axes input
+    as a 1-D constant, a 0-d one ("scalar"), or none ("none": every dim of size 1 goes,
+    which must then be ``squeeze_axis`` alone)."""
     ax = axis % len(x_shape)
     part_shape = tuple(1 if k == ax else d for k, d in enumerate(x_shape))
     if squeeze_axis is None:
@@ -314,9 +539,13 @@ def squeeze_scan(x_shape: tuple, axis: int, squeeze_axis: int | None, ti: bool =
     body = Net()
     part = body.param("part", "f32", part_shape)
     s = body.param("s_in", "f32", row_shape)
-    row = part if squeeze_axis is None else body.op(
-        "Squeeze", "opset1", [part, body.const(np.array([squeeze_axis], np.int64))],
-        shape=row_shape)
+    row = part
+    if squeeze_axis is not None:
+        squeeze_inputs = [part]
+        if axes != "none":
+            squeeze_inputs.append(body.const(np.array(
+                squeeze_axis if axes == "scalar" else [squeeze_axis], np.int64)))
+        row = body.op("Squeeze", "opset1", squeeze_inputs, shape=row_shape)
     nxt = body.op("Add", "opset1", [s, row], {"auto_broadcast": "numpy"})
     r_s = body.result(nxt)
     r_scan = body.result(unsqueeze(body, body.op("Tanh", "opset1", [nxt]), 0))
@@ -351,6 +580,8 @@ def check_positive_spelling(make, axis: int, squeeze_axis: int | None, inputs: d
     """irtool on the IR as written; OpenVINO (whose IR reader rejects negative port_map
     axes) on the same IR with the slicing axis written as ``axis + rank``."""
     assert_same(Executor(make(axis, squeeze_axis)).run(inputs), expected, "irtool")
+    assert_same(Executor(make(axis, squeeze_axis), vectorize=False).run(inputs), expected,
+                "irtool, loops as loops")
     assert_same(run_openvino(make(axis % rank, squeeze_axis), inputs), expected, "openvino")
 
 
@@ -369,6 +600,69 @@ def test_sliced_input_with_squeeze(axis: int, squeeze_axis: int, reverse: bool) 
     s0 = np.full(np.squeeze(np.take(X45, [0], axis=axis), axis=squeeze_axis).shape, 0.5, F32)
     expected = squeeze_expected(X45, axis, squeeze_axis, s0, positions)
     check_positive_spelling(make, axis, squeeze_axis, {"X": X45, "s0": s0}, expected)
+
+
+@pytest.mark.parametrize("axes", ["scalar", "none"])
+@pytest.mark.parametrize("ti", [True, False])
+def test_sliced_input_with_squeeze_axes_spelled_otherwise(axes: str, ti: bool) -> None:
+    """The Squeeze's axes as a 0-d constant, or no axes input at all (Squeeze-1 then drops
+    every dim of size 1, here the slicing axis alone): the same walk as with [0]."""
+    model = squeeze_scan(X45.shape, 0, 0, ti=ti, axes=axes)
+    s0 = np.full((5,), 0.5, F32)
+    inputs = {"X": X45, "s0": s0} if ti else {"X": X45, "s0": s0, **feeds(4)}
+    check(model, inputs, squeeze_expected(X45, 0, 0, s0, [0, 1, 2, 3]))
+
+
+X415 = (np.arange(20, dtype=F32).reshape(4, 1, 5) - 9) / 4
+
+
+def part_feeding(kind: str) -> irtool.Model:
+    """A TensorIterator over the rows of X (4x1x5; parts 1x1x5) whose part feeds, by
+    ``kind``: "squeeze+result" Squeeze(part, [0]) and a Result of the part itself;
+    "squeeze+add" Squeeze(part, [0]) and part + 1; "squeeze2" Squeeze(part, [0, 1]);
+    "unsqueeze" Unsqueeze(part, [0]); "squeeze+last" Squeeze(part, [0]), and the part
+    itself is the last-value output "last". Each value goes to an output concatenated
+    along 0."""
+    body = Net()
+    part = body.param("part", "f32", (1, 1, 5))
+    if kind == "squeeze2":
+        values = [body.op("Squeeze", "opset1", [part, body.const(np.array([0, 1], np.int64))],
+                          shape=(5,))]
+    elif kind == "unsqueeze":
+        values = [unsqueeze(body, part, 0)]
+    elif kind == "squeeze+last":
+        values = [body.op("Squeeze", "opset1", [part, body.const(np.array([0], np.int64))],
+                          shape=(1, 5))]
+    else:
+        values = [body.op("Squeeze", "opset1", [part, body.const(np.array([0], np.int64))],
+                          shape=(1, 5))]
+        values.append(part if kind == "squeeze+result" else body.op(
+            "Add", "opset1", [part, body.const(F32(1))], {"auto_broadcast": "numpy"}))
+    net = Net()
+    ti = net.tensor_iterator(body)
+    ti.sliced(net.param("X", "f32", X415.shape), part, 0)
+    for k, v in enumerate(values):
+        ti.output(body.result(unsqueeze(body, v, 0)), info("f32", (-1, *v.shape)),
+                  names=[f"y{k}"], axis=0)
+    if kind == "squeeze+last":
+        ti.output(body.result(part), info("f32", (1, 1, 5)), names=["last"])
+    return finish(net, ti)
+
+
+@pytest.mark.parametrize("kind", ["squeeze+result", "squeeze+add", "squeeze2", "unsqueeze",
+                                  "squeeze+last"])
+def test_sliced_part_read_otherwise_than_by_one_squeeze_of_its_axis(kind: str) -> None:
+    """The Squeeze of a part is folded into the cut only where the Squeeze of the slicing
+    axis is the part's one reader: each of these runs as written (hand numpy)."""
+    rows = [X415[b:b + 1] for b in range(4)]
+    expected = {
+        "squeeze+result": {"y0": np.stack([r[0] for r in rows]), "y1": np.stack(rows)},
+        "squeeze+add": {"y0": np.stack([r[0] for r in rows]), "y1": np.stack(rows) + 1},
+        "squeeze2": {"y0": np.stack([r[0, 0] for r in rows])},
+        "unsqueeze": {"y0": np.stack([r[None] for r in rows])},
+        "squeeze+last": {"y0": np.stack([r[0] for r in rows]), "last": rows[-1]},
+    }[kind]
+    check(part_feeding(kind), {"X": X415}, expected)
 
 
 def test_sliced_input_with_a_squeeze_of_another_axis() -> None:
@@ -463,6 +757,54 @@ def test_results_fed_by_carried_parameters_keep_the_last_iteration(trip: int) ->
         check(swap_loop(through_op=True), inputs, expected)
 
 
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_iteration_number_output_does_not_reach_later_runs(vectorize: bool) -> None:
+    """The iteration number a run returns is not a window into the counters of later runs:
+    writing to it (where numpy allows it) leaves the next run's count alone (the spec:
+    the last iteration's number, trip - 1)."""
+    model = swap_loop(through_op=False)
+    inputs = feeds(3, p0=np.zeros(2, F32), q0=np.ones(2, F32))
+    out = Executor(model, vectorize=vectorize).run(inputs)
+    assert out["i"] == 2
+    with contextlib.suppress(ValueError):  # read-only: nothing to write
+        out["i"][...] = 99
+    for _ in range(2):
+        assert Executor(model, vectorize=vectorize).run(inputs)["i"] == 2
+
+
+@pytest.mark.parametrize("trip", [3, 4100])
+def test_iteration_number_of_shape_1(trip: int) -> None:
+    """A [1] current_iteration (the spec allows it), scanned and as the last value: [k]
+    in iteration k (past the first counter block too)."""
+    body = Net()
+    i = body.param("i", "i64", (1,))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(body.result(i), info("i64", (-1,)), names=["scan"], axis=0)
+    lp.output(body.result(i), info("i64", (1,)), names=["last"])
+    check(finish(net, lp), feeds(trip),
+          {"scan": np.arange(trip, dtype=np.int64), "last": np.array([trip - 1])},
+          openvino=trip < 100)
+
+
+def test_iteration_number_nothing_reads() -> None:
+    """A current_iteration Parameter no step reads: the loop runs as without it."""
+    body = Net()
+    body.param("i", "i64", ())
+    acc = body.param("acc_in", "f32", (2,))
+    r_acc = body.result(body.op("Add", "opset1", [acc, body.const(F32(1))],
+                                {"auto_broadcast": "numpy"}))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.carried(net.param("a0", "f32", (2,)), acc, r_acc)
+    lp.current_iteration(0)
+    lp.execution_condition(true_result(body))
+    lp.output(r_acc, info("f32", (2,)), names=["acc"])
+    check(finish(net, lp), feeds(3, a0=np.zeros(2, F32)), {"acc": np.full(2, 3, F32)})
+
+
 def test_constant_false_body_condition_runs_once() -> None:
     body = Net()
     acc = body.param("acc_in", "f32", ())
@@ -481,18 +823,20 @@ def test_constant_false_body_condition_runs_once() -> None:
     check(model, feeds(-1, a0=np.array(1, F32)), {"acc": np.array(2, F32)})
 
 
+@pytest.mark.parametrize("iter_et,dtype", [("i64", np.int64), ("i32", np.int32)])
 @pytest.mark.parametrize("trip", [0, 3, 4100])
-def test_scan_of_the_iteration_number(trip: int) -> None:
+def test_scan_of_the_iteration_number(trip: int, iter_et: str, dtype: type) -> None:
     """The iteration number, stacked through Unsqueeze: the counter must exist although
-    no remaining step reads it (past the first counter block too)."""
+    no remaining step reads it (past the first counter block too), in the iteration
+    number's element type."""
     body = Net()
-    i = body.param("i", "i64", ())
+    i = body.param("i", iter_et, ())
     r_scan = body.result(unsqueeze(body, i, 0))
     net = Net()
     lp = counted_loop(net, body)
     lp.current_iteration(i)
     lp.execution_condition(true_result(body))
-    lp.output(r_scan, info("i64", (-1,)), names=["scan"], axis=0)
+    lp.output(r_scan, info(iter_et, (-1,)), names=["scan"], axis=0)
     model = finish(net, lp)
     assert iteration(model).stacking
-    check(model, feeds(trip), {"scan": np.arange(trip, dtype=np.int64)}, openvino=trip < 100)
+    check(model, feeds(trip), {"scan": np.arange(trip, dtype=dtype)}, openvino=trip < 100)

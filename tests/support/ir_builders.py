@@ -29,6 +29,7 @@ from irtool.ir import (
     Value,
     element_type,
 )
+from irtool.runtime import Executor
 from support.compare import assert_same
 
 Builder = LoopBuilder | TensorIteratorBuilder | IfBuilder
@@ -165,8 +166,11 @@ def unsqueeze(body: Net, v: Value, axis: int = 0) -> Value:
 def check(model: Model, feeds: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
           openvino: bool = True) -> None:
     """irtool (and OpenVINO, on the same IR saved to disk) must give the hand-written
-    ``expected``."""
+    ``expected``. irtool runs twice: as ``run`` does (a loop whose iterations are
+    independent may run as one batched computation) and with every loop run as a loop
+    (``vectorize=False``: the generated code of ``runtime/loopgen.py``)."""
     assert_same(irtool.run(model, feeds), expected, "irtool")
+    assert_same(Executor(model, vectorize=False).run(feeds), expected, "irtool, loops as loops")
     if openvino:
         assert_same(run_openvino(model, feeds), expected, "openvino")
 
