@@ -4,8 +4,9 @@
 The model is a chain of Loops, each with captured weights: ``x`` (f32[1, 1024]) goes
 through L Loops of two iterations whose body computes ``tanh(x @ W_i)`` with ``W_i``
 (f32[1024, 1024], 4 MiB) a main-graph initializer the body reads from the outer scope.
-Sizes: ``419mb`` (100 Loops), ``1gb`` (250), ``2gb-external`` (520 Loops, over protobuf's
-2 GiB limit, so saved with ``onnx.save_model(..., save_as_external_data=True)``).
+Sizes: ``100mb`` (25 Loops, for quick iterations), ``419mb`` (100 Loops), ``1gb`` (250),
+``2gb-external`` (520 Loops, over protobuf's 2 GiB limit, so saved with
+``onnx.save_model(..., save_as_external_data=True)``).
 
 Each conversion runs in a fresh child process, so its peak memory (the child's VmHWM,
 which includes the Python interpreter, numpy, onnx and openvino loaded) is its own. irtool:
@@ -36,7 +37,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 WIDTH = 1024
-SIZES = {"419mb": (100, False), "1gb": (250, False), "2gb-external": (520, True)}
+SIZES = {"100mb": (25, False), "419mb": (100, False), "1gb": (250, False),
+         "2gb-external": (520, True)}
 
 
 def build(loops: int) -> onnx.ModelProto:

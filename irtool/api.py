@@ -82,8 +82,9 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
             input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
-    A path loads its external data itself; for a ``ModelProto`` whose tensors
-    live in external files, ``base_dir`` is the folder they are in.
+    A path's large tensors and external data are read from its files when needed, never
+    all at once; for a ``ModelProto`` whose tensors live in external files, ``base_dir``
+    is the folder they are in.
     ``slice_inputs=True`` turns ``Gather(X, iteration)`` in Loop bodies into a sliced
     Loop input where provably the same (off by default: OpenVINO's CPU plugin runs the
     Gather form faster, and irtool's runtime slices internally either way).
@@ -95,6 +96,9 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
     (listing every unsupported operator).
     """
+    from . import onnx_analysis
+
+    onnx_analysis.prestart()  # its worker starts while the translators are imported
     from .onnx import convert_model
 
     started = time.perf_counter()
