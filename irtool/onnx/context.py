@@ -206,6 +206,14 @@ class NodeContext:
     def inputs(self) -> list[Value | None]:
         return [self.input(i) for i in range(len(self.node.input))]
 
+    def flag(self, name: str, default: int) -> bool:
+        """A 0/1 attribute. Any other value is refused: onnxruntime and ONNX's reference
+        read only 1 as true, OpenVINO's frontend any non-zero value."""
+        value = self.attr(name, default)
+        if value not in (0, 1):
+            raise self.error(f"attribute {name!r} must be 0 or 1, not {value!r}")
+        return bool(value)
+
     def attr(self, name: str, default: Any = None) -> Any:
         """Attribute value: ints, floats, decoded strings, tensors as numpy, GraphProto."""
         for a in self.node.attribute:

@@ -448,7 +448,7 @@ def split_to_sequence(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
     split = ctx.input(1)
-    keepdims = bool(ctx.attr("keepdims", 1)) if split is None else True
+    keepdims = ctx.flag("keepdims", 1) if split is None else True
     size = 1 if split is None else _uniform_value(ctx, split)
     if size is None:
         raise ctx.error("only a split into equal parts (known when converting) lowers to "

@@ -172,6 +172,13 @@ HOSTILE: dict[str, tuple[Callable[[], onnx.ModelProto | bytes], tuple[str, ...],
     "scan_inputs_of_different_lengths": (_scan_of_lengths,
                                          ("node scan", "lengths 3 and 4 along their scan axes"),
                                          True),
+    # onnxruntime and ONNX's reference drop the axis (only 1 keeps it), OpenVINO keeps it
+    "reduce_keepdims_of_2": (
+        lambda: _model([h.make_node("ReduceMin", ["x"], ["y"], axes=[1], keepdims=2,
+                                    name="rmin")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [3, 2, 2])],
+                       [h.make_tensor_value_info("y", T.FLOAT, None)]),
+        ("node rmin", "attribute 'keepdims' must be 0 or 1, not 2"), False),
     "sparse_constant_of_2_pow_40_elements": (
         lambda: _constant(sparse=h.make_sparse_tensor(
             h.make_tensor("v", T.FLOAT, [1], [1.0]), h.make_tensor("i", T.INT64, [1], [0]),

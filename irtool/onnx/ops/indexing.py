@@ -173,7 +173,7 @@ def unique(ctx: NodeContext) -> list[Value | None]:
     inputs = [x]
     if ctx.has_attr("axis"):
         inputs.append(i64(ctx, norm_axis(ctx, int(ctx.attr("axis")), rank_of(ctx, x))))
-    attrs = {"sorted": bool(ctx.attr("sorted", 1)), "index_element_type": I64,
+    attrs = {"sorted": ctx.flag("sorted", 1), "index_element_type": I64,
              "count_element_type": I64}
     n = len(ctx.node.output)
     outs = emit(ctx, "Unique", "opset10", inputs, attrs,

@@ -106,7 +106,7 @@ def _reduce(ir_type: str, version: str) -> Translator:
         axes, count = _reduction_axes(ctx, data, ctx.opset >= since)
         if axes is None:
             return [emit1(ctx, "Identity", "opset16", [data])]
-        keep = bool(ctx.attr("keepdims", 1))
+        keep = ctx.flag("keepdims", 1)
         if data.element_type == BOOL:
             # Max/Min over booleans (opset 20) run on u8 and convert back.
             reduced = _reduce_to(ctx, ir_type, version, convert(ctx, data, U8), axes, count,
@@ -134,7 +134,7 @@ for _name, _versions in _REDUCE_VERSIONS.items():
 def _composite_reduce(ctx: NodeContext) -> tuple[Value, Value | None, int | None, bool]:
     data = ctx.required_input(0)
     axes, count = _reduction_axes(ctx, data, ctx.opset >= _DEFAULT_AXES_INPUT_SINCE)
-    return data, axes, count, bool(ctx.attr("keepdims", 1))
+    return data, axes, count, ctx.flag("keepdims", 1)
 
 
 @onnx_op("ReduceLogSum", 1, 11, 13, 18, 28)
@@ -176,8 +176,8 @@ def reduce_sum_square(ctx: NodeContext) -> list[Value | None]:
 def _arg(mode: str) -> Translator:
     def translate(ctx: NodeContext) -> list[Value | None]:
         data = ctx.required_input(0)
-        keep = bool(ctx.attr("keepdims", 1))
-        last = bool(ctx.attr("select_last_index", 0))
+        keep = ctx.flag("keepdims", 1)
+        last = ctx.flag("select_last_index", 0)
         axis = int(ctx.attr("axis", 0))
         # TopK and Squeeze count a negative axis from the end; Reverse needs it resolved.
         axis = norm_axis(ctx, axis, rank_of(ctx, data)) if last else axis_of(ctx, axis, data)
@@ -219,7 +219,7 @@ def top_k(ctx: NodeContext) -> list[Value | None]:
         const = ctx.const_value(k)
         if const is not None:
             k = i64(ctx, int(np.asarray(const).ravel()[0]))
-    largest = bool(ctx.attr("largest", 1))
+    largest = ctx.flag("largest", 1)
     # ONNX orders equal values by index; "stable" asks OpenVINO for the same.
     attrs = {"axis": axis, "mode": "max" if largest else "min", "sort": "value",
              "index_element_type": I64, "stable": True}
