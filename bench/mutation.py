@@ -19,6 +19,11 @@ that it only rewords a message's prose (``_wording_only``). ``--recheck`` re-app
 survivors to today's tree and runs the module's tests, a session per mutant in a scratch
 copy, or with ``--in-process`` all in one session here (the mutated function swapped in).
 Modules never run are listed as such. Exit status 1 when a survivor is unexplained.
+
+A stopped run resumes where it was: ``mutmut run --max-children 2`` in its scratch copy
+keeps every result of a function left unchanged (mutmut 3.8 can also stop on its own, a
+KeyError in its worker pool: resume the same way); ``--collect`` then reads the results
+again, keeping the kills ``--recheck`` already confirmed for the same mutants.
 """
 
 from __future__ import annotations
@@ -174,7 +179,8 @@ def collect(module: Module, seconds: int | None = None) -> dict:
     mutated = (work / "mutants" / module.path).read_text(encoding="utf-8")
     diffs = {name: _diff(mutated, name) for name, status in statuses.items()
              if status in NOT_KILLED and status != "not checked"}
-    if seconds is None:  # a stopped run: from its start to the last result written
+    stopped = seconds is None
+    if stopped:  # a stopped run: from its start to the last result written
         seconds = round(meta.stat().st_mtime - (work / "mutants").stat().st_ctime)
     stamp = work / COMMIT_FILE
     commit = stamp.read_text(encoding="utf-8") if stamp.exists() else _commit()
@@ -184,8 +190,15 @@ def collect(module: Module, seconds: int | None = None) -> dict:
     tests = json.loads(given.group(1)) if given else list(module.tests)
     result = {"module": module.path, "tests": tests, "statuses": statuses,
               "diffs": diffs, "seconds": seconds, "commit": commit, "versions": _versions()}
+    kept = RUNS / f"{module.slug}.json"
+    if stopped and kept.exists():  # a resumed run collected again: confirmed kills stay
+        before = json.loads(kept.read_text(encoding="utf-8"))
+        killed = {name: test for name, test in before.get("killed_now", {}).items()
+                  if before["diffs"].get(name) == diffs.get(name)}
+        if killed:
+            result["killed_now"] = killed
     RUNS.mkdir(exist_ok=True)
-    (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    kept.write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
 
 

@@ -23,6 +23,7 @@ _STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when
 _IT = "irtool.runtime.iteration."
 _SI = "irtool.onnx.passes.slice_inputs."
 _LG = "irtool.runtime.loopgen."
+_OCF = "irtool.onnx.control_flow."
 _COUNTER_INDEX = ("equivalent: this counter value is only the index the Gather kernel gets on "
                   "iterations past X's length; a Gather's output has the data's element "
                   "type, and the number i (below the iteration cap of 10**6) is the same "
@@ -389,4 +390,47 @@ EXPLAINED: dict[str, Note] = {
         "variable L<r> (None before the loop, the slot's value at the end of every "
         "iteration, so the last iteration's value after it); _run reads the lasts only "
         "when at least one iteration ran, where both give that value"),
+    **{_OCF + f"x__grown_by_concat__mutmut_{n}": Note(line, (
+        "equivalent: GraphBuilder.const converts the array to the element type's dtype "
+        "when one is given (and et is given here), so the empty start is the same "
+        "array whatever dtype np.zeros made it in")) for n, line in (
+        (25, "dtype=None), et)"),
+        (27, "*dims[axis + 1:]), ), et)"),
+    )},
+    **{_OCF + f"x__grown_by_concat__mutmut_{n}": Note(line, (
+        "not equivalent only for element types that share their numpy dtype with another "
+        "(4-bit integers kept in uint8/int8): without `et` the Const's type is read back "
+        "from the array's dtype, which is `et` itself for every other type; no test grows "
+        "a list of 4-bit tensors in a Loop (onnxruntime has no SequenceInsert for them)"))
+       for n, line in ((21, "dtype=et.dtype), None)"), (23, "dtype=et.dtype), )"))},
+    _OCF + "x__grown_by_concat__mutmut_42": Note(
+        "param = scope.builder.parameter(info, name=None)",
+        "equivalent: only the body Parameter's friendly name changes (a default one is "
+        "made); nothing reads it, OpenVINO and irtool identify it by its layer id"),
+    **{_OCF + f"x__zero_iteration_outputs__mutmut_{n}": Note(line, (
+        "not killed, no independent reference: it differs only for a Loop that runs zero "
+        "times (a constant trip count 0) while growing a ragged list by Concat; the reader "
+        "tested for such a list is ConcatFromSequence, and onnxruntime refuses it on the "
+        "empty sequence that Loop leaves (\"Must have 1 or more inputs\"), so nothing says "
+        "what the output should be")) for n, line in (
+        (3, "pending = None"),
+        (11, "outputs.append(next(None))"),
+    )},
+    _OCF + "x__length__mutmut_11": Note(
+        "rank = -1 if (value.rank is None) and False else value.rank",
+        "not killed: it differs only when the first Scan-8 input (or a nested Scan's first "
+        "scan input) has no known rank and a batch only known at run time; ONNX's checker "
+        "wants a shape on every graph input, so such a value comes only from an op whose "
+        "output rank irtool cannot infer, and no test builds one"),
+    _OCF + "x__check_sequence_lens__mutmut_16": Note(
+        "and len(full) == 1 and -2 not in full",
+        "equivalent on every meaningful model: with one sequence length (len(full) == 1) "
+        "the two tests differ only when that length is dynamic (-1), and then the mutant "
+        "accepts only a constant sequence_lens of all -1, a negative length that Scan-8's "
+        "sequence_lens cannot mean; a real length never equals -1, so both refuse"),
+    **{_OCF + f"x__grown_by_concat__mutmut_{n}": Note(line, (
+        "equivalent: without `outputs` the builder infers the Concat's output, which is "
+        "`info` exactly: both inputs have the element's type, the Parameter is -1 along "
+        "the axis (so the sum is -1), and the other dims are static and equal (checked "
+        "above)")) for n, line in ((51, "outputs=None)[0]"), (56, ")[0]"))},
 }

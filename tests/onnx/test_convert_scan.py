@@ -184,3 +184,72 @@ def test_scan8_short_sequence_lens_is_a_clear_error() -> None:
     with pytest.raises(irtool.ConversionError, match="sequence_lens") as err:
         irtool.convert(model)
     assert "node Scan(s, outs)" in str(err.value)
+
+
+def _scan8_one_input(x_shape: list, lens: list[int] | None = None) -> object:
+    """Scan-8 over X (``[batch, sequence, *element]``): s += x_t, scan output s * x_t;
+    ``lens``: a constant sequence_lens."""
+    elem = list(x_shape[2:])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Mul", ["s_out", "x_t"], ["o"])],
+        "body8", [vi("s_in", F32, elem), vi("x_t", F32, elem)],
+        [vi("s_out", F32, elem), vi("o", F32, elem)])
+    nodes = [helper.make_node("Scan", ["" if lens is None else "lens", "s0", "X"],
+                              ["s", "outs"], body=body, num_scan_inputs=1)]
+    if lens is not None:
+        nodes.insert(0, const_node("lens", lens, np.int64))
+    s_shape = [x_shape[0], *elem]
+    return make_model(nodes, [vi("s0", F32, s_shape), vi("X", F32, x_shape)],
+                      [vi("s", F32, s_shape), vi("outs", F32, x_shape)], opset=8)
+
+
+@pytest.mark.parametrize(("x_shape", "shape", "lens"), [
+    ([None, 4, 2], (3, 4, 2), None),     # a batch known only at run time
+    ([3, 4], (3, 4), [4, 4, 4]),         # scalar elements, full-length sequence_lens
+    ([3, 1, 2], (3, 1, 2), [1, 1, 1]),   # sequences of length 1, said so
+])
+def test_scan8_shapes_and_full_sequence_lens(x_shape: list, shape: tuple, lens: list | None,
+                                             tmp_path: Path) -> None:
+    feeds = {"s0": RNG.standard_normal((shape[0], *shape[2:])).astype(F32),
+             "X": RNG.standard_normal(shape).astype(F32)}
+    check_conversion(_scan8_one_input(x_shape, lens), feeds, tmp_path)
+
+
+@pytest.mark.parametrize("x_shape", [[3, 4, 2], [3, 4]])
+def test_scan8_constant_short_sequence_lens_is_a_clear_error(x_shape: list) -> None:
+    """A constant sequence_lens with one sequence shorter than the scan inputs."""
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(_scan8_one_input(x_shape, [4, 3, 4]))
+    assert str(err.value) == (
+        "node Scan(s, outs): Scan: sequence_lens shorter than the scan inputs is not "
+        "supported (only the full sequence length, given as a constant, converts)")
+
+
+def test_scan8_sequence_lens_with_a_sequence_length_unknown_is_a_clear_error() -> None:
+    """A constant sequence_lens equal to X's static sequence length, but Y's is known only
+    at run time: nothing shows every sequence is full length, so it does not convert."""
+    model = _scan8_model(lens="lens")
+    model.graph.node.insert(0, const_node("lens", [4, 4, 4], np.int64))
+    model.graph.input[2].type.tensor_type.shape.dim[1].dim_param = "n"  # Y [3, n, 2]
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(model)
+    assert "sequence_lens shorter than the scan inputs is not supported" in str(err.value)
+
+
+def test_scan8_rank_1_scan_input_with_sequence_lens_is_a_clear_error() -> None:
+    """A Scan-8 scan input of rank 1 has no sequence axis (onnxruntime refuses it: "Expected
+    2 dimensions or more"): a ConversionError, not a crash."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Identity", ["s_out"], ["o"])],
+        "body8", [vi("s_in", F32, []), vi("x_t", F32, [])],
+        [vi("s_out", F32, []), vi("o", F32, [])])
+    model = make_model(
+        [const_node("lens", [4, 4, 4], np.int64),
+         helper.make_node("Scan", ["lens", "s0", "X"], ["s", "outs"], body=body,
+                          num_scan_inputs=1)],
+        [vi("s0", F32, [3]), vi("X", F32, [3])], [vi("s", F32, [3]), vi("outs", F32, [3])],
+        opset=8)
+    with pytest.raises(irtool.ConversionError, match="node Scan"):
+        irtool.convert(model)

@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from support.conversion import check_conversion, const_node, loop_layers, make_model, vi
+from support.compare import assert_same
+from support.conversion import (
+    check_conversion,
+    const_node,
+    loop_layers,
+    make_model,
+    run_onnxruntime,
+    vi,
+)
 
 import irtool
 
@@ -137,6 +145,59 @@ def test_ragged_list_concatenated_is_a_carried_concat(tmp_path: Path) -> None:
     grown = body.layer(loop.back_edges[-1].to_layer)
     assert grown.outputs[0].dims == (-1, 3)
     assert any(layer.type == "Concat" for layer in body.layers)
+
+
+def prefixes_in_loop(x_decl: list, axis: int) -> object:
+    """A Loop over X's ``axis`` appending X[0:i+1] along ``axis`` per iteration (a ragged
+    list), concatenated along ``axis`` after: a carried tensor that a Concat grows."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["i1"]),
+         helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+         helper.make_node("Slice", ["X", "zero1", "end", "axk"], ["elem"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("SequenceInsert", ["s_in", "elem"], ["s_out"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+        [vi("c_out", BOOL, []), _seq("s_out")])
+    nodes = [const_node("one", 1, I64), const_node("zero1", [0], I64),
+             const_node("ax0", [0], I64), const_node("axk", [axis], I64),
+             const_node("k", axis, I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "k"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=axis, name="concat")]
+    return make_model(nodes, [vi("X", F32, x_decl)], [vi("cat", F32, [None] * len(x_decl))])
+
+
+def test_ragged_list_grown_along_axis_1(tmp_path: Path) -> None:
+    """Pieces X[:, 0:1], X[:, 0:2], ... ([3, ?]) concatenated along axis 1 (1+2+3+4 = 10
+    columns): the carried tensor starts as [3, 0] and grows along axis 1."""
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype(F32)
+    ir = check_conversion(prefixes_in_loop([3, None], 1), {"X": x}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+    assert loop.bodies["body"].layer(loop.back_edges[-1].to_layer).outputs[0].dims == (3, -1)
+
+
+def test_ragged_list_of_empty_rows() -> None:
+    """Pieces X[0:1], X[0:2], ... of an X with 0 columns: a static dim of 0 is a static
+    dim; onnxruntime gives the [10, 0] concatenation. (OpenVINO's CPU plugin gives [0, 0]
+    here, so it is not asked.)"""
+    model = prefixes_in_loop([None, 0], 0)
+    feeds = {"X": np.zeros((4, 0), F32)}
+    expected = run_onnxruntime(model, feeds)
+    assert expected["cat"].shape == (10, 0)
+    assert_same(irtool.run(irtool.convert(model), feeds), expected, "irtool")
+
+
+@pytest.mark.parametrize("last", [2, 0])
+def test_ragged_list_with_dynamic_other_dims_is_a_clear_error(last: int) -> None:
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(prefixes_in_loop([None, None, last], 0))
+    assert str(err.value) == (
+        f"node loop: Loop: a list of pieces of shape ['?', '?', {last}], concatenated along "
+        "axis 0 where their lengths may differ, needs its other dims static to start from "
+        "an empty tensor")
 
 
 def test_ragged_list_stacked_or_read_back_is_a_clear_error() -> None:
