@@ -10,8 +10,12 @@ Sizes: ``100mb`` (25 Loops, for quick iterations), ``419mb`` (100 Loops), ``1gb`
 
 Each conversion runs in a fresh child process, so its peak memory (the child's VmHWM,
 which includes the Python interpreter, numpy, onnx and openvino loaded) is its own. irtool:
-``irtool.convert(path)`` + ``irtool.save``; OpenVINO: ``ov.Core().read_model(path)`` +
-``ov.save_model(model, xml, compress_to_fp16=False)``. Before timing, irtool's IR is run
+``irtool.convert(path)`` + ``irtool.save`` after ``import irtool``, so the time includes
+loading the ONNX frontend's modules (translators, onnx) and starting ONNX's checker worker,
+as a fresh ``irtool convert`` does; "warm" is the same after one small conversion, as in a
+process that converts more than once (the time target is judged on the first). OpenVINO:
+``ov.Core().read_model(path)`` + ``ov.save_model(model, xml, compress_to_fp16=False)``
+after ``import openvino``. Before timing, irtool's IR is run
 on a random input and compared with onnxruntime (the external-data case: with OpenVINO
 on its own conversion, as onnxruntime would need the whole model in memory twice).
 Targets (issue 12): time within 1.5x of OpenVINO's, peak memory within 1.5x of the
@@ -72,8 +76,14 @@ def build(loops: int) -> onnx.ModelProto:
 CHILD = r'''
 import json, sys, time
 tool, src, out = sys.argv[1:4]
-if tool == "irtool":
+if tool.startswith("irtool"):
     import irtool
+    if tool == "irtool-warm":  # one small conversion first, as in a long-lived process
+        from onnx import TensorProto, helper
+        vi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+        irtool.convert(helper.make_model(helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])], "warm", [vi],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])))
     t = time.perf_counter()
     irtool.save(irtool.convert(src), out)
 else:
@@ -138,7 +148,8 @@ def main() -> None:
             else:
                 onnx.save_model(model, src)
             del model
-            runs: dict[str, list[dict[str, float]]] = {"irtool": [], "openvino": []}
+            runs: dict[str, list[dict[str, float]]] = {"irtool": [], "irtool-warm": [],
+                                                       "openvino": []}
             for _ in range(args.repeats):  # interleaved
                 for tool in runs:
                     runs[tool].append(child(tool, src, tmp / f"{tool}.xml"))
@@ -148,14 +159,15 @@ def main() -> None:
             rows.append((size, weight_mib, med, peer))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{'model':14} {'weights MiB':>11} {'irtool s':>9} {'OV s':>7} {'time x':>7} "
-          f"{'irtool peak MiB':>15} {'OV peak MiB':>11} {'peak/weights':>12}  targets")
+    print(f"{'model':14} {'weights MiB':>11} {'irtool s':>9} {'warm s':>7} {'OV s':>7} "
+          f"{'time x':>7} {'warm x':>7} {'irtool peak MiB':>15} {'OV peak MiB':>11} "
+          f"{'peak/weights':>12}  targets")
     for size, weight_mib, med, peer in rows:
-        (it, im), (ot, om) = med["irtool"], med["openvino"]
-        tr, mr = it / ot, im / weight_mib
-        print(f"{size:14} {weight_mib:11.0f} {it:9.2f} {ot:7.2f} {tr:7.2f} {im:15.0f} "
-              f"{om:11.0f} {mr:12.2f}  time {'met' if tr <= 1.5 else 'NOT met'}, memory "
-              f"{'met' if mr <= 1.5 else 'NOT met'} (checked against {peer})")
+        (it, im), (wt, _), (ot, om) = med["irtool"], med["irtool-warm"], med["openvino"]
+        tr, wr, mr = it / ot, wt / ot, im / weight_mib
+        print(f"{size:14} {weight_mib:11.0f} {it:9.2f} {wt:7.2f} {ot:7.2f} {tr:7.2f} {wr:7.2f} "
+              f"{im:15.0f} {om:11.0f} {mr:12.2f}  time {'met' if tr <= 1.5 else 'NOT met'}, "
+              f"memory {'met' if mr <= 1.5 else 'NOT met'} (checked against {peer})")
     print(f"(medians of {args.repeats} interleaved child-process runs; peak = VmHWM)")
 
 
