@@ -38,9 +38,9 @@ class NumpyCall:
     only for float dtypes (``compute`` converts other inputs first). ``half_floats``:
     False when ``compute`` widens 16-bit floats first. ``matmul``: ``func`` is
     ``np.matmul``, whose result is an array only when not both operands are vectors.
-    ``writes_out``: ``func(*inputs, out=buffer)`` computes the same values into
-    ``buffer`` (an array of the result's shape and dtype, possibly one of the inputs) and
-    returns it, as a ufunc does.
+    ``writes_out``: ``func(*inputs, buffer)`` computes the same values into ``buffer``
+    (an array of the result's shape and dtype, possibly one of the inputs) and returns
+    it, as a ufunc does with its ``out`` argument.
     """
 
     func: Callable[..., np.ndarray]

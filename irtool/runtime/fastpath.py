@@ -131,7 +131,7 @@ class Inline:
     matmul: bool = False
     ndim_inputs: tuple[int, ...] = ()
     min_ndim: int = 0
-    writes_out: bool = False  # ``func(*inputs, out=buffer)`` computes into ``buffer``
+    writes_out: bool = False  # ``func(*inputs, buffer)`` computes into ``buffer``
 
 
 _PLAIN_KINDS = "biuf"

@@ -460,7 +460,9 @@ class _Chain:
                     code.free["fits"] = fits  # a call: only when the shapes differ
                     o = args[j]
                     tests.append(f"({target}.shape == {o}.shape or fits({target}, {o}))")
-            into = f"f{index}({', '.join(args)}, out={target})"
+            # The buffer as the argument after the inputs (ufuncs take ``out`` there):
+            # a keyword costs more than the allocation it saves on small arrays.
+            into = f"f{index}({', '.join(args)}, {target})"
             return f"{into} if {' and '.join(tests)} else {plain}" if tests else into
         return plain
 
