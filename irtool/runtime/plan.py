@@ -461,10 +461,16 @@ class _Chain:
                     o = args[j]
                     tests.append(f"({target}.shape == {o}.shape or fits({target}, {o}))")
             # The buffer as the argument after the inputs (ufuncs take ``out`` there):
-            # a keyword costs more than the allocation it saves on small arrays.
-            into = f"f{index}({', '.join(args)}, {target})"
+            # a keyword costs more than the allocation it saves on small arrays. numpy
+            # deprecates that for maximum and minimum, which keep the keyword.
+            out = f"out={target}" if inline.func in _KEYWORD_OUT else target
+            into = f"f{index}({', '.join(args)}, {out})"
             return f"{into} if {' and '.join(tests)} else {plain}" if tests else into
         return plain
+
+
+_KEYWORD_OUT = (np.maximum, np.minimum)
+"""Functions that take their output buffer only as ``out=``."""
 
 
 def fits(target: np.ndarray, other: np.ndarray) -> bool:

@@ -47,7 +47,7 @@ def inplace(ex: Executor) -> list[str]:
     """The layer types of the generated calls that pass a buffer after their inputs."""
     steps = ex.plan.steps
     found = []
-    for match in re.finditer(r"= f(\d+)\(([^()]*)\)", source(ex)):
+    for match in re.finditer(r"= f(\d+)\(([^()=]*(?:out=v\d+)?)\)", source(ex)):
         step = steps[int(match.group(1))]
         if len(match.group(2).split(",")) == len(step.inputs) + 1:
             found.append(step.layer.type)
@@ -309,3 +309,18 @@ def test_only_the_class_defining_compute_vouches_for_its_outputs() -> None:
     assert _makes_its_outputs(make_op("GroupConvolution", "opset1", attrs).compute)
     assert not _makes_its_outputs(PassThrough(attrs).compute)
     assert not _makes_its_outputs(make_op("Transpose", "opset1", {}).compute)
+
+
+def test_maximum_and_minimum_write_in_place_without_numpy_deprecations() -> None:
+    """numpy deprecates a third positional argument of maximum/minimum: they pass out=."""
+    import warnings
+
+    nodes = [n("Mul", ["x", "two"], ["t0"]), n("Max", ["t0", "x"], ["t1"]),
+             n("Min", ["t1", "one"], ["t2"]), n("Add", ["t2", "x"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(2, F32), "two"),
+             numpy_helper.from_array(np.array(1, F32), "one")]
+    model = make_model(nodes, [vi("x", F32, [6])], [vi("y", F32, [6])], initializers=inits)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ex = run_checked(model, {"x": np.linspace(-2, 2, 6).astype(F32)})
+    assert sorted(inplace(ex)) == ["Add", "Maximum", "Minimum"], source(ex)
