@@ -451,6 +451,31 @@ BRANCHES: list[Case] = [
          f"{TI}/port_map/output[@external_port_id='4']", name="second-output-after-a-dynamic",
          says="port_map output external_port_id=4: its sliced input on port 0 cuts 3 part(s), "
               "which concatenate to 3 x 1 along axis 0, but the output port declares [2,2]"),
+    # the concatenated output's rank and dims
+    Case("CONCAT_AXIS", "ti", both(set_attr(TIOUT, axis="1"),
+                                   set_dims(f"{TI}/output/port[@id='3']", 6)), TI, TIOUT,
+         name="rank-of-the-output", says="axis=1 is outside the rank 1 of the concatenated "
+                                         "output [6]"),
+    Case("CONCAT_AXIS", "ti", both(set_attr(TIOUT, axis="2"),
+                                   set_dims(f"{TI}/output/port[@id='3']")), TI, TIOUT,
+         name="rank-of-the-body", says="axis=2 is outside the rank 2 of the concatenated "
+                                       "output [1,2]"),
+    Case("PORT_MAP_SHAPE", "ti", set_dims(f"{TI}/output/port[@id='3']", 3, 2, 1), TI, TIOUT,
+         name="concat-rank",
+         says="port_map output external_port_id=3 internal_layer_id=9: concatenating [1,2] "
+              "gives rank 2, but the output port is [3,2,1]"),
+    Case("PORT_MAP_SHAPE", "ti", set_dims(f"{TI}/output/port[@id='3']", 3, 0), TI, TIOUT,
+         name="concat-dim-0-outside",
+         says="concatenating [1,2] along axis 0 keeps dim 1 at 2, but the output port "
+              "declares [3,0]"),
+    Case("PORT_MAP_SHAPE", "ti", set_dims(f"{TBODY}[@id='9']/input/port", 1, 0), TI, TIOUT,
+         name="concat-dim-0-inside",
+         says="concatenating [1,0] along axis 0 keeps dim 1 at 0, but the output port "
+              "declares [3,2]"),
+    # an output port without dims (a scalar or dynamic rank): nothing to count it against
+    Case("PORT_MAP_TYPE", "ti", both(set_dims(f"{TI}/output/port[@id='3']"),
+                                     set_attr(f"{TI}/input/port[@id='1']", precision="FP16")),
+         TI, f"{TI}/port_map/input[@external_port_id='1']", name="output-without-dims"),
     # Loop: the inputs and special ports
     Case("LOOP_CONDITION", "loop",
          drop(f"{LOOP}/input/port[@id='1']", f"{LOOP}/input/port[@id='2']", CARRIED,
@@ -472,6 +497,26 @@ BRANCHES: list[Case] = [
          says="the current_iteration Parameter 0 is f32, not i32/i64"),
     Case("LOOP_CURRENT_ITERATION", "loop", _iter_param_of_two, LOOP, ITER_ENTRY, name="of-two",
          says="the current_iteration Parameter 0 has shape [2], not a 1-element scalar/1D"),
+    Case("LOOP_TRIP_COUNT", "loop",
+         lambda d: (one(d.root, f"{top('trip_count')}/data").set("element_type", "f32"),
+                    one(d.root, f"{top('trip_count')}/output/port").set("precision", "FP32")),
+         LOOP, f"{LOOP}/input/port[@id='0']", name="producer-f32",
+         says="the trip count (input 0) is f32 by its producer's port; it must be i32 or i64"),
+    Case("UNCONNECTED_INPUT", "loop", drop("/net/edges/edge[@to-layer='3'][@to-port='0']"),
+         LOOP, f"{LOOP}/input/port[@id='0']", name="Loop-trip-count"),
+    # back edges: both ends, and nothing more said of an edge whose end is wrong
+    Case("BACK_EDGE_ENDPOINT", "loop", set_attr(f"{LOOP}/back_edges/edge", to__layer="77"),
+         LOOP, f"{LOOP}/back_edges/edge", name="to-nowhere",
+         says="back edge 20 -> 77: to-layer 77 does not exist; it must be a body Parameter"),
+    Case("BACK_EDGE_ENDPOINT", "loop", set_attr(f"{LOOP}/back_edges/edge", from__layer="77"),
+         LOOP, f"{LOOP}/back_edges/edge", name="from-nowhere",
+         says="back edge 77 -> 1: from-layer 77 does not exist; it must be a body Result"),
+    Case("BACK_EDGE_ENDPOINT", "loop", set_attr(f"{LOOP}/back_edges/edge", from__layer="4"),
+         LOOP, f"{LOOP}/back_edges/edge", name="from-an-Unsqueeze",
+         says="back edge 4 -> 1: from-layer 4 is a Unsqueeze; it must be a body Result"),
+    Case("BACK_EDGE_ENDPOINT", "loop", set_attr(f"{LOOP}/back_edges/edge", to__layer="4"),
+         LOOP, f"{LOOP}/back_edges/edge", name="to-an-Unsqueeze",
+         says="back edge 20 -> 4: to-layer 4 is a Unsqueeze; it must be a body Parameter"),
     # If: the condition, both branches, their port maps
     Case("IF_CONDITION", "if", drop(f"{IF}/input", "/net/edges/edge[@to-layer='1']"), IF, None,
          name="none", says="an If needs its condition as input 0"),
@@ -639,7 +684,8 @@ CASES: list[Case] = [
          says="the 3 sliced elements of dimension 3 do not split into parts of 2"),
     Case("LOOP_TRIP_COUNT", "loop", _param_to("trip_count", "f32", "FP32", 0), LOOP,
          f"{LOOP}/input/port[@id='0']"),
-    Case("LOOP_CONDITION", "loop", _cond_of_two, LOOP, f"{LOOP}/input/port[@id='1']"),
+    Case("LOOP_CONDITION", "loop", _cond_of_two, LOOP, f"{LOOP}/input/port[@id='1']",
+         says="the execution condition (input 1) has shape [2] by its input port"),
     Case("LOOP_BODY_CONDITION", "loop", drop(COND_ENTRY), LOOP, None, name="entry-removed"),
     Case("LOOP_BODY_CONDITION", "loop",
          lambda d: remove(d.root, f"{LBODY}[@id='{one(d.root, COND_ENTRY).get('internal_layer_id')}"
@@ -802,6 +848,24 @@ def test_the_execution_condition_count_names_the_entries_lines(
                    tmp_path / "none")
     found = [d.message for d in irtool.validate(xml) if d.code == "LOOP_BODY_CONDITION"]
     assert len(found) == 1 and found[0].endswith("found 0"), found
+
+
+@pytest.mark.parametrize("end", ["from-layer", "to-layer"])
+def test_a_back_edge_with_a_wrong_end_is_not_also_compared(
+        end: str, ov_control_flow_irs: dict[str, Path], tmp_path: Path) -> None:
+    """A back edge whose end is not a Result / Parameter is BACK_EDGE_ENDPOINT alone: the
+    types of the wrong layer's ports (here an Unsqueeze of the i64 iteration number) are not
+    compared with the other end's."""
+    xml, _ = build(Case("", "loop", set_attr(f"{LOOP}/back_edges/edge", **{
+        end.replace("-", "__"): lid(ov_control_flow_irs_root(ov_control_flow_irs),
+                                    f"{LBODY}[@name='slice_start']")}), None),
+        ov_control_flow_irs, tmp_path)
+    codes = {d.code for d in irtool.validate(xml)}
+    assert "BACK_EDGE_ENDPOINT" in codes and "BACK_EDGE_MISMATCH" not in codes, codes
+
+
+def ov_control_flow_irs_root(irs: dict[str, Path]) -> etree._Element:
+    return etree.parse(str(irs[SOURCES["loop"]])).getroot()
 
 
 def test_every_code_has_a_mutation() -> None:
