@@ -108,6 +108,24 @@ def _loop_with_if() -> ov.Model:
                      loop.get_concatenated_slices(r_s.output(0), 0, 1, 1, -1, 0)], [x, a])
 
 
+def _ti_in_loop() -> ov.Model:
+    """A Loop (one trip) whose body is ``_ti(False)``'s model plus a true condition: X
+    passed in whole, the sum carried. (OpenVINO refuses a TensorIterator in a
+    TensorIterator.)"""
+    inner = _ti(False)
+    cond = ops.result(ops.constant(np.array(True)))
+    body = ov.Model([*inner.get_results(), cond], list(inner.get_parameters()))
+    x = ops.parameter([4, 3, 2], np.float32, name="X")
+    h0 = ops.parameter([3, 2], np.float32, name="H0")
+    loop = ops.loop(ops.constant(np.array(1, np.int64)), ops.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 2])
+    x_in, h_in = body.get_parameters()
+    loop.set_invariant_input(x_in, x.output(0))
+    loop.set_merged_input(h_in, h0.output(0), body.get_results()[0].output(0))
+    return ov.Model([loop.get_iter_value(body.get_results()[0].output(0), -1)], [x, h0])
+
+
 def _dynamic_shapes() -> ov.Model:
     """Dynamic rank, interval and empty dims: written without <dim> / as -1 by OpenVINO."""
     x = ops.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
@@ -120,6 +138,7 @@ OV_BUILT: dict[str, Callable[[], ov.Model]] = {
     "ti_forward": lambda: _ti(False),
     "ti_reverse": lambda: _ti(True),
     "loop_with_nested_if": _loop_with_if,
+    "ti_in_loop": _ti_in_loop,
     "dynamic_shapes": _dynamic_shapes,
 }
 
@@ -196,6 +215,26 @@ def test_a_port_map_rule_on_the_nested_if_names_its_scope(ov_built_irs: dict[str
     hits = [d for d in errors(irtool.validate(bad)) if d.code == "OUTPUT_UNMAPPED"]
     assert [(d.layer_id, d.scope) for d in hits] == [
         (int(branch.get("id")), f"{loop.get('id')}/body")]
+
+
+def test_a_rule_of_a_nested_tensor_iterator_names_its_body_scope(
+        ov_built_irs: dict[str, Path], tmp_path: Path) -> None:
+    """The inner TensorIterator's carried Parameter loses its port_map input and back edge:
+    PARAMETER_UNMAPPED on it, in the TensorIterator's body scope inside the Loop's."""
+    xml = ov_built_irs["ti_in_loop"]
+    root = etree.parse(str(xml)).getroot()
+    outer = root.xpath("/net/layers/layer[@type='Loop']")[0]
+    inner = outer.xpath("body/layers/layer[@type='TensorIterator']")[0]
+    edge = inner.xpath("back_edges/edge")[0]
+    carried = edge.get("to-layer")
+    for el in (edge, *inner.xpath(f"port_map/input[@internal_layer_id='{carried}']")):
+        el.getparent().remove(el)
+    bad = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    hits = [d for d in errors(irtool.validate(bad)) if d.code == "PARAMETER_UNMAPPED"]
+    assert [(d.layer_id, d.scope) for d in hits] == [
+        (int(carried), f"{outer.get('id')}/body/{inner.get('id')}/body")]
 
 
 @pytest.mark.slow

@@ -476,6 +476,22 @@ BRANCHES: list[Case] = [
     Case("PORT_MAP_TYPE", "ti", both(set_dims(f"{TI}/output/port[@id='3']"),
                                      set_attr(f"{TI}/input/port[@id='1']", precision="FP16")),
          TI, f"{TI}/port_map/input[@external_port_id='1']", name="output-without-dims"),
+    # what feeds the body, and what the outer ports feed
+    Case("PORT_MAP_SHAPE", "loop", set_dims(f"{body('y_in')}/output/port", 2, shape=True), LOOP,
+         CARRIED, name="static-dim", says="dim 0 is 1 on the Loop port but 2 on body Parameter 1"),
+    Case("INPUT_UNMAPPED", "loop", drop(f"{LOOP}/port_map"), LOOP, f"{LOOP}/input/port[@id='2']",
+         name="no-port_map"),
+    Case("INPUT_UNMAPPED", "ti", drop(SLICED), TI, f"{TI}/input/port[@id='0']",
+         name="TensorIterator-port-0"),
+    Case("INPUT_UNMAPPED", "ti", drop(f"{TI}/port_map/input[@external_port_id='1']"), TI,
+         f"{TI}/input/port[@id='1']", name="TensorIterator-port-1"),
+    Case("PARAMETER_UNMAPPED", "ti",
+         drop(f"{TI}/port_map/input[@external_port_id='1']", f"{TI}/back_edges/edge"),
+         f"{TBODY}[@name='sum_in']", f"{TBODY}[@name='sum_in']", name="TensorIterator",
+         says="nothing feeds this body Parameter: no port_map input of TensorIterator 2 or "
+              "back edge"),
+    Case("PORT_COUNT", "loop", drop(f"{LBODY}[@id='21']/input"), f"{LBODY}[@id='21']",
+         f"{LBODY}[@id='21']", name="body-Result-without-port"),
     # Loop: the inputs and special ports
     Case("LOOP_CONDITION", "loop",
          drop(f"{LOOP}/input/port[@id='1']", f"{LOOP}/input/port[@id='2']", CARRIED,
@@ -655,10 +671,14 @@ CASES: list[Case] = [
          TI, f"{TI}/port_map/input[@external_port_id='1']", name="TensorIterator"),
     Case("PORT_MAP_PURPOSE", "loop", set_attr(COND_ENTRY, purpose="condition"), LOOP,
          f"{LOOP}/port_map/output[@purpose='condition']", name="unknown"),
-    Case("PORT_MAP_TYPE", "loop", _y_in_to_f16, LOOP, CARRIED),
-    Case("PORT_MAP_SHAPE", "loop", _y_in_rank_2, LOOP, CARRIED),
+    Case("PORT_MAP_TYPE", "loop", _y_in_to_f16, LOOP, CARRIED,
+         says="port_map input external_port_id=2 internal_layer_id=1: the Loop port is f32 "
+              "but body Parameter 1 is f16"),
+    Case("PORT_MAP_SHAPE", "loop", _y_in_rank_2, LOOP, CARRIED,
+         says="the Loop port has rank 1 [1] but body Parameter 1 has rank 2 [-1,-1]"),
     Case("PARAMETER_UNMAPPED", "loop", drop(CARRIED, f"{LOOP}/back_edges/edge"), body("y_in"),
-         body("y_in")),
+         body("y_in"), says="nothing feeds this body Parameter: no port_map input of Loop 3, "
+                            "back edge or current_iteration purpose"),
     Case("INPUT_UNMAPPED", "loop", drop(CARRIED), LOOP, f"{LOOP}/input/port[@id='2']"),
     Case("OUTPUT_UNMAPPED", "loop", drop(f"{LOOP}/port_map/output[@external_port_id='3']"),
          LOOP, f"{LOOP}/output/port[@id='3']"),
@@ -668,7 +688,8 @@ CASES: list[Case] = [
     Case("BACK_EDGE_DUPLICATE", "loop", _second_back_edge, LOOP, f"{LOOP}/back_edges/edge[2]"),
     Case("BACK_EDGE_NO_INIT", "loop", drop(CARRIED), LOOP, f"{LOOP}/back_edges/edge"),
     Case("BACK_EDGE_MISMATCH", "loop", _back_edge_from_scan_result, LOOP,
-         f"{LOOP}/back_edges/edge", name="rank", says="rank"),
+         f"{LOOP}/back_edges/edge", name="rank",
+         says="the Result has rank 2 [1,-1] but the Parameter rank 1 [-1]"),
     Case("BACK_EDGE_MISMATCH", "loop", _y_in_to_f16, LOOP, f"{LOOP}/back_edges/edge",
          name="type", says="the Result is f32 but the Parameter is f16"),
     Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="2"), TI, SLICED),
@@ -868,6 +889,14 @@ def ov_control_flow_irs_root(irs: dict[str, Path]) -> etree._Element:
     return etree.parse(str(irs[SOURCES["loop"]])).getroot()
 
 
+def test_a_second_back_edge_names_the_first_ones_line(ov_control_flow_irs: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    xml, _ = build(Case("", "loop", _second_back_edge, None), ov_control_flow_irs, tmp_path)
+    first = reparse(xml).xpath(f"{LOOP}/back_edges/edge")[0].sourceline
+    found = [d.message for d in irtool.validate(xml) if d.code == "BACK_EDGE_DUPLICATE"]
+    assert len(found) == 1 and found[0].endswith(f"by the back edge on line {first}"), found
+
+
 def test_every_code_has_a_mutation() -> None:
     covered = {c.code for c in CASES} | MODEL_ONLY | {"XSD_UNAVAILABLE"}
     assert covered == set(RULES), set(RULES) ^ covered
@@ -1046,7 +1075,27 @@ VALID_TI: dict[str, Callable[[Doc], None]] = {
     "output-dim-dynamic": both(set_dims(f"{TI}/output/port[@id='3']", -1, 2),
                                set_dims(Z_RESULT_PORT, -1, 2)),
     "body-slice-dim-dynamic": set_dims(f"{TI_NEXT}/output/port", -1, 2, shape=True),
+    # the carried sum's body Parameter of dynamic rank (no dims)
+    "carried-of-dynamic-rank": both(set_dims(f"{TBODY}[@name='sum_in']/output/port"),
+                                    set_attr(f"{TBODY}[@name='sum_in']/data", shape="...")),
+    # x on input port 1 and the initial sum on port 0: a back edge's first value may come
+    # through any port, 0 too
+    "inputs-swapped": lambda d: _ti_inputs_swapped(d),
 }
+
+
+def _ti_inputs_swapped(doc: Doc) -> None:
+    swap = {"0": "1", "1": "0"}
+    ports = doc.root.xpath(f"{TI}/input/port")
+    for port in ports:
+        port.set("id", swap[port.get("id")])
+    parent = ports[0].getparent()
+    parent.remove(ports[0])
+    parent.append(ports[0])  # in id order
+    for entry in doc.root.xpath(f"{TI}/port_map/input"):
+        entry.set("external_port_id", swap[entry.get("external_port_id")])
+    for e in doc.root.xpath("/net/edges/edge[@to-layer='2']"):
+        e.set("to-port", swap[e.get("to-port")])
 
 
 @pytest.mark.parametrize("name", sorted(VALID_TI))
