@@ -433,4 +433,52 @@ EXPLAINED: dict[str, Note] = {
         "`info` exactly: both inputs have the element's type, the Parameter is -1 along "
         "the axis (so the sum is -1), and the other dims are static and equal (checked "
         "above)")) for n, line in ((51, "outputs=None)[0]"), (56, ")[0]"))},
+    _VCF + "x__check_back_edges__mutmut_7": Note(
+        "bad = None",
+        "equivalent: `bad` is only read as a truth value (`if bad or ...`), and None is "
+        "false as False is"),
+    _VCF + "x__check_back_edges__mutmut_91": Note(
+        "if bad or src is None and dst is None:",
+        "equivalent: `bad` is set whenever src or dst is None (each is then reported as "
+        "BACK_EDGE_ENDPOINT), so `bad or ...` is already true in every case the dropped "
+        "`src is None or dst is None` adds"),
+    _VCF + "x__check_concat_output__mutmut_19": Note(
+        "if not -rank < axis < rank:",
+        "not equivalent, on a case the engines read differently: a concatenated output's "
+        "axis=-rank; irtool reads it as numpy does (axis 0), OpenVINO's IR reader refuses "
+        "any negative port-map axis (\"not an unsigned 64 bit integer\"), so no engine "
+        "backs either verdict"),
+    **{_VCF + f"x__check_entry_tensors__mutmut_{n}": Note(line, (
+        "not equivalent, not pinned: the mutant also compares static dims for an If's "
+        "inputs (and, for 61, for every output entry); the original deliberately leaves "
+        "those to the rank check. No IR here has an If branch Parameter, or a body Result, "
+        "whose static dims differ from its outer port, so no test checks what OpenVINO "
+        "makes of one")) for n, line in (
+        (61, 'elif entry.kind == "input" or ctx.layer.type != "If":'),
+        (66, 'ctx.layer.type != "XXIfXX":'),
+        (67, 'ctx.layer.type != "if":'),
+        (68, 'ctx.layer.type != "IF":'),
+    )},
+    _VCF + "x__check_iteration_count__mutmut_4": Note(
+        "source = None",
+        "the line changed after the run (a TensorIterator slicing no input now counts 1 "
+        "part), so the diff no longer applies; the text it blanks is pinned by "
+        "test_rule_bites[ITERATION_COUNT-two-sliced-inputs] (\"but its sliced input on port 0 "
+        "cuts 3 part(s)\")"),
+    **{_VCF + f"x__check_iterator__mutmut_{n}": Note(line, (
+        "equivalent: a current_iteration entry is an input entry, and _check_port_map puts "
+        "every input entry whose body layer is a Parameter into mapped.inputs as well, so "
+        "the `pid in current` test never adds a Parameter `pid in mapped.inputs` misses")
+    ) for n, line in (
+        (84, "mapped.special.get(None, [])"),
+        (88, 'mapped.special.get("XXcurrent_iterationXX", [])'),
+        (89, 'mapped.special.get("CURRENT_ITERATION", [])'),
+    )},
+    _VCF + "x__check_port_map__mutmut_16": Note(
+        'special: str | None = ""',
+        "equivalent: with \"\" an entry without a purpose lands in mapped.special[\"\"], "
+        "a key no rule reads (they read \"execution_condition\" and \"current_iteration\")"),
+    _VCF + "x_check_control_flow__mutmut_26": Note(
+        "_check_iterator(ctx, is_loop=None)",
+        "equivalent: is_loop is only read as a truth value, and None is false as False is"),
 }

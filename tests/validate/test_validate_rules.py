@@ -354,6 +354,14 @@ def _ti_second_concat_output(doc: Doc) -> None:
         'end="-1" stride="1" part_size="1" />')
 
 
+def _next_listed_last(doc: Doc) -> None:
+    """The sliced input's body Parameter moves to the end of the body's <layers>."""
+    layer = one(doc.root, TI_NEXT)
+    parent = layer.getparent()
+    parent.remove(layer)
+    parent.append(layer)
+
+
 def _loop_cond_entry_twice(doc: Doc) -> None:
     cond = one(doc.root, COND_ENTRY)
     add(one(doc.root, f"{LOOP}/port_map"),
@@ -492,6 +500,37 @@ BRANCHES: list[Case] = [
               "back edge"),
     Case("PORT_COUNT", "loop", drop(f"{LBODY}[@id='21']/input"), f"{LBODY}[@id='21']",
          f"{LBODY}[@id='21']", name="body-Result-without-port"),
+    # the port map's entries: their ports, purposes and Parameters
+    Case("PORT_MAP_BAD_PORT", "loop", set_attr(f"{LOOP}/port_map/output[@external_port_id='3']",
+                                               external_port_id="2"), LOOP,
+         f"{LOOP}/port_map/output[@external_port_id='2']", name="output-on-an-input",
+         says="port_map output external_port_id=2 internal_layer_id=20: port 2 is an input "
+              "port of the Loop"),
+    Case("PORT_MAP_BAD_PORT", "loop", set_attr(CARRIED, external_port_id="9"), LOOP,
+         f"{LOOP}/port_map/input[@external_port_id='9']", name="no-such-port",
+         says="port_map input external_port_id=9 internal_layer_id=1: the Loop has no port 9"),
+    Case("PORT_MAP_BAD_PORT", "loop", set_attr(CARRIED, external_port_id="-1"), LOOP,
+         f"{LOOP}/port_map/input[@external_port_id='-1'][not(@purpose)]", name="minus-1",
+         says="port_map input external_port_id=-1 internal_layer_id=1: external_port_id -1 "
+              "(not connected) needs a purpose"),
+    Case("PORT_MAP_PURPOSE", "loop", set_attr(CARRIED, purpose="execution_condition"), LOOP,
+         CARRIED, name="wrong-kind",
+         says="purpose='execution_condition' belongs on an output entry"),
+    Case("PORT_MAP_DUPLICATE", "loop",
+         lambda d: add(one(d.root, f"{LOOP}/port_map"),
+                       '<input external_port_id="0" internal_layer_id="1" />'), LOOP,
+         f"{LOOP}/port_map/input[last()]", name="Parameter-fed-twice",
+         says="body Parameter 1 is already fed by the entry on line"),
+    Case("PARAMETER_UNMAPPED", "ti", drop(SLICED), TI_NEXT, TI_NEXT,
+         name="after-a-fed-one"),
+    Case("PARAMETER_UNMAPPED", "ti", both(drop(SLICED), _next_listed_last), TI_NEXT, TI_NEXT,
+         name="listed-after-other-layers"),
+    Case("PARAMETER_UNMAPPED", "ti", drop(SLICED, f"{TI}/port_map/input[@external_port_id='1']"),
+         TI_NEXT, TI_NEXT, name="after-a-back-edge-target"),
+    Case("BACK_EDGE_MISMATCH", "loop",
+         both(set_attr(f"{LOOP}/back_edges/edge", from__layer="77"), _second_back_edge), LOOP,
+         f"{LOOP}/back_edges/edge[2]", name="after-a-bad-edge",
+         says="the Result has rank 2 [1,-1] but the Parameter rank 1 [-1]"),
     # Loop: the inputs and special ports
     Case("LOOP_CONDITION", "loop",
          drop(f"{LOOP}/input/port[@id='1']", f"{LOOP}/input/port[@id='2']", CARRIED,
@@ -661,7 +700,9 @@ CASES: list[Case] = [
          lambda d: one(d.root, CARRIED).set("internal_layer_id", _scan_result(d)),
          LOOP, CARRIED, name="input-on-a-Result"),
     Case("PORT_MAP_BAD_PORT", "loop", set_attr(CARRIED, external_port_id="3"), LOOP,
-         f"{LOOP}/port_map/input[@external_port_id='3']"),
+         f"{LOOP}/port_map/input[@external_port_id='3']",
+         says="port_map input external_port_id=3 internal_layer_id=1: port 3 is an output port "
+              "of the Loop"),
     Case("PORT_MAP_DUPLICATE", "loop",
          lambda d: add(one(d.root, f"{LOOP}/port_map"),
                        f'<output external_port_id="3" internal_layer_id="{_scan_result(d)}" />'),
