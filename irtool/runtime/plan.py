@@ -610,6 +610,11 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                 value = layer.const_value()
             except (ValueError, KeyError) as err:
                 raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
+            if value.__class__ is np.ndarray and not value.flags.aligned:
+                # A view at an odd offset of a mapped .bin: numpy runs unaligned data
+                # through slow buffered loops on every call, so align it once here.
+                value = value.copy()
+                value.flags.writeable = False
             slot = new_slot(layer.id, one_port(layer, layer.outputs))
             constants[slot] = value
             shadow = exact_source(layer, value)

@@ -324,3 +324,32 @@ def test_maximum_and_minimum_write_in_place_without_numpy_deprecations() -> None
         warnings.simplefilter("error")
         ex = run_checked(model, {"x": np.linspace(-2, 2, 6).astype(F32)})
     assert sorted(inplace(ex)) == ["Add", "Maximum", "Minimum"], source(ex)
+
+
+def test_unaligned_constants_are_aligned_once_when_the_plan_is_compiled(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """OpenVINO's save_model packs a 1-byte constant before an f32 one, and irtool's
+    reader gives Consts as views of the mapped .bin: the f32 Const is unaligned, which
+    sends every numpy call on it through slow buffered loops. The plan keeps an aligned,
+    read-only copy; results match onnxruntime."""
+    import openvino as ov
+
+    c = np.linspace(-1, 1, 8, dtype=F32)
+    nodes = [n("Identity", ["cond"], ["ok"]), n("Add", ["x", "c"], ["s"]), n("Tanh", ["s"], ["y"])]
+    model = make_model(nodes, [vi("x", F32, [8]), vi("cond", np.bool_, [1])],
+                       [vi("y", F32, [8]), vi("ok", np.bool_, [1])],
+                       initializers=[numpy_helper.from_array(np.array([True]), "flag"),
+                                     numpy_helper.from_array(c, "c")])
+    model.graph.node[0].input[0] = "flag"
+    del model.graph.input[1]
+    onnx_path, xml = tmp_path / "m.onnx", tmp_path / "m.xml"
+    onnx.save(model, onnx_path)
+    ov.save_model(ov.Core().read_model(str(onnx_path)), str(xml), compress_to_fp16=False)
+    ir = irtool.load(xml)
+    raw = [layer.const_value() for layer in all_consts(ir.graph)
+           if layer.const_value().dtype == F32]
+    assert len(raw) == 1 and not raw[0].flags.aligned  # the case this test is about
+    ex = Executor(ir)
+    (kept,) = [v for v in ex.plan.constants.values() if v.dtype == F32]
+    assert kept.flags.aligned and not kept.flags.writeable
+    x = np.arange(8, dtype=F32) / 4
+    np.testing.assert_allclose(ex.run({"x": x})["y"], np.tanh(x + c), rtol=1e-6)
