@@ -68,6 +68,13 @@ _END_READING = ("not equivalent, on the open question of a non-negative end: irt
 _REMARK = ("message wording only: whether (or which) remark ends the ITERATION_COUNT "
            "message; the code, layer, line and the counts it names are pinned")
 
+_VST = "irtool.validation.structure."
+_CYCLE_START = ("not equivalent in general, message only: it changes where the printed cycle "
+                "starts (networkx then starts from the first node it visits, not from the "
+                "smallest id) or which cycle of the component is printed; the code and the "
+                "layer (the smallest id, `first`) are unchanged, and in every cyclic graph "
+                "here the smallest id is visited first")
+
 EXPLAINED: dict[str, Note] = {
     _IT + "x_slice_bounds__mutmut_40": Note("if spec.stride >= 0 else (end, start)",
                                             _STRIDE_ZERO),
@@ -481,4 +488,37 @@ EXPLAINED: dict[str, Note] = {
     _VCF + "x_check_control_flow__mutmut_26": Note(
         "_check_iterator(ctx, is_loop=None)",
         "equivalent: is_loop is only read as a truth value, and None is false as False is"),
+    _VST + "x__check_cycles__mutmut_20": Note("source=None)]", _CYCLE_START),
+    _VST + "x__check_cycles__mutmut_22": Note("nx.find_cycle(sub.subgraph(component), )]",
+                                               _CYCLE_START),
+    _VST + "x__check_cycles__mutmut_23": Note("nx.find_cycle(sub.subgraph(None), source=first)",
+                                               _CYCLE_START),
+    **{_VST + f"x__check_cycles__mutmut_{n}": Note(line, (
+        "equivalent: the line is the fallback for nx.NetworkXNoCycle, which find_cycle "
+        "never raises on a strongly connected component of more than one node or with a "
+        "self-loop (the only components that get there)")) for n, line in (
+        (24, "path = None"),
+        (25, "path = sorted(None)"),
+    )},
+    _VST + "x__check_edges__mutmut_22": Note(
+        'e[2].get("line") or 1))',
+        "equivalent: `or 1` only changes the key of edges without a line, and gives them all "
+        "the same key as `or 0` did, so the (stable) sort keeps the same order"),
+    **{_VST + f"x__check_edges__mutmut_{n}": Note(line, (
+        "equivalent: an edge naming a missing layer never has a line (the XML reader "
+        "refuses such a file even with strict=False, so it can only be connected in "
+        "memory), and with line None the Reporter takes the line of the layer given, as "
+        "the original does")) for n, line in (
+        (45, '"exist", layer=present, line=None, scope=scope,'),
+        (51, '"exist", layer=present, scope=scope,'),
+    )},
+    _VST + "x__check_edges__mutmut_59": Note(
+        "layer_id=None if (present) and False else missing[0])",
+        "equivalent: Reporter.add reads layer_id only when no layer is given; with a layer "
+        "(present) it takes that layer's id, so passing missing[0] then changes nothing"),
+    _VST + "x__check_edges__mutmut_177": Note(
+        "if (ra == rb) or True else None",
+        "equivalent: when the ranks differ the edge is reported whatever `axis` is (`ra != "
+        "rb or axis is not None`), and static_dims_differ (a zip) does not fail on "
+        "different lengths"),
 }

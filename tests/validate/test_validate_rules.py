@@ -531,6 +531,25 @@ BRANCHES: list[Case] = [
          both(set_attr(f"{LOOP}/back_edges/edge", from__layer="77"), _second_back_edge), LOOP,
          f"{LOOP}/back_edges/edge[2]", name="after-a-bad-edge",
          says="the Result has rank 2 [1,-1] but the Parameter rank 1 [-1]"),
+    # edges: which end is wrong, and mismatches inside a body and of static dims
+    Case("EDGE_UNKNOWN_PORT", "loop",
+         lambda d: one(d.root, f"{LOOP}/body/edges/edge[@from-layer="
+                       f"'{lid(d.root, body('slice_out'))}']").set("from-port", "0"),
+         body("slice_out"), f"{LOOP}/body/edges/edge[@from-layer='13']",
+         name="from-an-input-port", says="port 0 of the source is an input port"),
+    Case("EDGE_UNKNOWN_PORT", "loop", set_attr("/net/edges/edge[@to-layer='4']", to__port="9"),
+         top("res_y/sink_port_0"), "/net/edges/edge[@to-layer='4']", name="to-no-port",
+         says="port 9 of the destination is not a port, not an input port"),
+    Case("EDGE_TYPE_MISMATCH", "loop", set_attr(f"{body('y_out')}/output/port", precision="FP16"),
+         body("scan_out"), f"{LOOP}/body/edges/edge[@from-layer='14'][@to-layer='15']",
+         name="in-the-body", says="edge 14:2 -> 15:0 joins f16 to f32"),
+    Case("EDGE_SHAPE_MISMATCH", "loop", both(set_dims(f"{body('y_out')}/output/port", 2),
+                                             set_dims(f"{body('scan_out')}/input/port", 3)),
+         body("scan_out"), f"{LOOP}/body/edges/edge[@from-layer='14'][@to-layer='15']",
+         name="in-the-body", says="edge 14:2 -> 15:0 joins [2] to [3]"),
+    Case("EDGE_SHAPE_MISMATCH", "loop", set_dims(f"{LOOP}/input/port[@id='2']", 2), LOOP,
+         "/net/edges/edge[@to-layer='3'][@to-port='2']", name="static-dim",
+         says="edge 2:0 -> 3:2 joins [1] to [2]"),
     # Loop: the inputs and special ports
     Case("LOOP_CONDITION", "loop",
          drop(f"{LOOP}/input/port[@id='1']", f"{LOOP}/input/port[@id='2']", CARRIED,
@@ -648,10 +667,12 @@ CASES: list[Case] = [
     Case("EDGE_UNKNOWN_PORT", "loop",
          lambda d: one(d.root, f"{LOOP}/body/edges/edge[@from-layer="
                        f"'{lid(d.root, body('slice_out'))}']").set("from-port", "9"),
-         body("slice_out"), f"{LOOP}/body/edges/edge[@from-port='9']"),
+         body("slice_out"), f"{LOOP}/body/edges/edge[@from-port='9']",
+         says="port 9 of the source is not a port, not an output port"),
     Case("MULTIPLE_PRODUCERS", "loop", _duplicate_producer, body("y_out"),
          f"{LOOP}/body/edges/edge[last()]"),
-    Case("CYCLE", "loop", _cycle, body("y_out"), body("y_out")),
+    Case("CYCLE", "loop", _cycle, body("y_out"), body("y_out"),
+         says="layers form a cycle: 14 -> 15 -> 14"),
     Case("UNCONNECTED_INPUT", "loop", drop("/net/edges/edge[@to-layer='4']"),
          top("res_y/sink_port_0"), f"{top('res_y/sink_port_0')}/input/port"),
     Case("PARAMETER_HAS_INPUT", "loop",
@@ -676,7 +697,8 @@ CASES: list[Case] = [
          f"{top('y')}/output/port"),
     Case("EDGE_TYPE_MISMATCH", "loop",
          set_attr(f"{top('res_y/sink_port_0')}/input/port", precision="FP16"),
-         top("res_y/sink_port_0"), "/net/edges/edge[@to-layer='4']"),
+         top("res_y/sink_port_0"), "/net/edges/edge[@to-layer='4']",
+         says="edge 3:3 -> 4:0 joins f32 to f16"),
     Case("EDGE_SHAPE_MISMATCH", "loop",
          lambda d: add(one(d.root, f"{top('res_scan/sink_port_0')}/input/port"),
                        "<dim>-1</dim>"),
@@ -938,6 +960,35 @@ def test_a_second_back_edge_names_the_first_ones_line(ov_control_flow_irs: dict[
     assert len(found) == 1 and found[0].endswith(f"by the back edge on line {first}"), found
 
 
+# the graph-structure rules (validation/structure.py): on a Model they are all there is (the
+# XML reader reports several of them first when validating the file). A duplicate layer id
+# or an edge to a missing layer the reader refuses even with strict=False: those are tested
+# on a hand-built Model (test_model_*).
+STRUCTURE_CODES = ("DUPLICATE_PORT_ID", "EDGE_UNKNOWN_PORT", "MULTIPLE_PRODUCERS", "CYCLE",
+                   "UNCONNECTED_INPUT",
+                   "PARAMETER_HAS_INPUT", "RESULT_HAS_OUTPUT", "PORT_COUNT",
+                   "EDGE_TYPE_MISMATCH", "EDGE_SHAPE_MISMATCH")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.code in STRUCTURE_CODES],
+                         ids=lambda c: c.id)
+def test_structure_rules_bite_on_the_model_read_from_the_file(
+        case: Case, ov_control_flow_irs: dict[str, Path], tmp_path: Path) -> None:
+    """The same break, validated as the ``Model`` that ``load(strict=False)`` reads: the
+    same code on the same layer, scope and line (read from the XML with XPath)."""
+    xml, _ = build(case, ov_control_flow_irs, tmp_path)
+    found = irtool.validate(irtool.load(xml, strict=False))
+    hits = [d for d in found if d.code == case.code]
+    listing = "\n".join(d.format() for d in found)
+    assert hits and any(case.says in d.message for d in hits), listing
+    root = reparse(xml)
+    layer_el = one(root, case.layer)
+    assert (int(layer_el.get("id")), layer_el.get("name"), expected_scope(layer_el)) in {
+        (d.layer_id, d.layer_name, d.scope) for d in hits}, listing
+    if case.line is not None:
+        assert one(root, case.line).sourceline in {d.line for d in hits}, listing
+
+
 def test_every_code_has_a_mutation() -> None:
     covered = {c.code for c in CASES} | MODEL_ONLY | {"XSD_UNAVAILABLE"}
     assert covered == set(RULES), set(RULES) ^ covered
@@ -1001,6 +1052,90 @@ def test_model_layer_id_mismatch() -> None:
     assert "LAYER_ID_MISMATCH" in _codes_on(model, 42)
 
 
+def test_model_duplicate_layer_id() -> None:
+    """add takes c's id: the later of the two is DUPLICATE_LAYER_ID (naming the other), and
+    not also LAYER_ID_MISMATCH."""
+    model, ids = _small_model()
+    model.graph.layer(ids["add"]).id = ids["c"]
+    hits = [d for d in irtool.validate(model)
+            if d.code in ("DUPLICATE_LAYER_ID", "LAYER_ID_MISMATCH")]
+    assert [(d.code, d.layer_id, d.layer_name, d.scope) for d in hits] == [
+        ("DUPLICATE_LAYER_ID", ids["c"], "add", "")]
+    assert hits[0].message == f"layer id {ids['c']} is used twice (also by 'c')"
+
+
+def test_model_duplicate_port_id() -> None:
+    model, ids = _small_model()
+    model.graph.layer(ids["add"]).outputs[0].id = 1
+    hits = [d for d in irtool.validate(model) if d.code == "DUPLICATE_PORT_ID"]
+    assert [(d.layer_id, d.scope) for d in hits] == [(ids["add"], "")]
+    assert hits[0].message == "port id 1 is used by two ports (input and output)"
+
+
+def test_a_second_producer_added_in_memory_is_the_one_reported(
+        ov_control_flow_irs: dict[str, Path]) -> None:
+    """Of two producers of one input, the edge read from the file (it has a line) comes
+    first; the one connected afterwards, without a line, is reported."""
+    model = irtool.load(ov_control_flow_irs["test_loop11"])
+    root = reparse(ov_control_flow_irs["test_loop11"])
+    res_scan, y = int(lid(root, top("res_scan/sink_port_0"))), int(lid(root, top("y")))
+    model.graph.connect(y, 0, res_scan, 0)
+    hits = [d for d in irtool.validate(model) if d.code == "MULTIPLE_PRODUCERS"]
+    assert [d.layer_id for d in hits] == [res_scan]
+    loop = lid(root, LOOP)  # its output port 4 feeds res_scan in the file
+    assert hits[0].message == f"input port 0 is fed by {loop}:4 and again by {y}:0"
+
+
+def test_structure_rules_in_a_body_name_its_scope(ov_control_flow_irs: dict[str, Path]) -> None:
+    """Broken in memory inside the Loop's body: each rule names the body's scope."""
+    xml = ov_control_flow_irs["test_loop11"]
+    model, root = irtool.load(xml), reparse(xml)
+    loop = int(lid(root, LOOP))
+    ids = {name: int(lid(root, body(name))) for name in ("y_in", "x", "slice_out", "y_out",
+                                                          "scan_out")}
+    graph = model.graph.layer(loop).bodies["body"]
+    graph.layer(ids["scan_out"]).id = ids["y_out"]  # one id, two layers
+    graph.layer(ids["slice_out"]).id = 42  # stored under another node
+    # edges without a line, checked after the file's, in this order: each problem does not
+    # stop the later edges from being checked
+    graph.connect(ids["y_in"], 0, 99, 0)  # to nowhere
+    graph.connect(ids["y_in"], 5, ids["y_out"], 0)  # from no port, into a fed port
+    graph.connect(ids["x"], 0, ids["y_in"], 0)  # into a Parameter
+    graph.connect(ids["x"], 0, ids["y_out"], 1)  # into a fed port
+    found = irtool.validate(model)
+    scope = f"{loop}/body"
+    fed_twice = sorted(d.message for d in found if d.code == "MULTIPLE_PRODUCERS")
+    assert fed_twice == [f"input port 0 is fed by {ids['y_in']}:0 and again by {ids['y_in']}:5",
+                         f"input port 1 is fed by {ids['slice_out']}:5 and again by "
+                         f"{ids['x']}:0"]
+    got = {(d.code, d.layer_id, d.layer_name, d.scope): d.message for d in found}
+    assert got[("DUPLICATE_LAYER_ID", ids["y_out"], "scan_out", scope)] == (
+        f"layer id {ids['y_out']} is used twice (also by 'y_out')")
+    assert got[("LAYER_ID_MISMATCH", 42, "slice_out", scope)] == (
+        f"layer 'slice_out' has id 42 but is stored under node {ids['slice_out']}")
+    assert got[("EDGE_UNKNOWN_LAYER", ids["y_in"], "y_in", scope)] == (
+        f"edge {ids['y_in']}:0 -> 99:0 names layer 99, which does not exist")
+    assert got[("PARAMETER_HAS_INPUT", ids["y_in"], "y_in", scope)] == (
+        "a Parameter takes no inputs but has 0 input port(s) and incoming edges")
+
+
+def test_model_edge_between_two_missing_layers() -> None:
+    model, _ = _small_model()
+    model.graph.connect(98, 0, 99, 0)
+    hits = [d for d in irtool.validate(model) if d.code == "EDGE_UNKNOWN_LAYER"]
+    assert [(d.layer_id, d.layer_name) for d in hits] == [(98, None)]
+
+
+def test_model_a_loop_only_through_a_missing_layer_is_not_a_cycle() -> None:
+    """add -> 99 -> add: both edges name a layer that does not exist (EDGE_UNKNOWN_LAYER);
+    the layers that exist form no cycle."""
+    model, ids = _small_model()
+    model.graph.connect(ids["add"], 2, 99, 0)
+    model.graph.connect(99, 0, ids["add"], 1)
+    codes = {d.code for d in irtool.validate(model)}
+    assert "EDGE_UNKNOWN_LAYER" in codes and "CYCLE" not in codes, codes
+
+
 def test_model_const_without_data_or_wrong_size() -> None:
     model, ids = _small_model()
     const = model.graph.layer(ids["c"])
@@ -1016,7 +1151,13 @@ def test_model_edges_to_nowhere_and_cycles() -> None:
     model, ids = _small_model()
     model.graph.connect(ids["add"], 2, 99, 0)
     hits = [d for d in irtool.validate(model) if d.code == "EDGE_UNKNOWN_LAYER"]
-    assert [(d.layer_id, d.file) for d in hits] == [(ids["add"], None)]
+    assert [(d.layer_id, d.file, d.scope) for d in hits] == [(ids["add"], None, "")]
+    assert hits[0].message == f"edge {ids['add']}:2 -> 99:0 names layer 99, which does not exist"
+    model, ids = _small_model()
+    model.graph.connect(99, 0, ids["add"], 1)  # from nowhere
+    hits = [d for d in irtool.validate(model) if d.code == "EDGE_UNKNOWN_LAYER"]
+    assert [(d.layer_id, d.layer_name) for d in hits] == [(ids["add"], "add")]
+    assert hits[0].message == f"edge 99:0 -> {ids['add']}:1 names layer 99, which does not exist"
     model, ids = _small_model()
     model.graph.disconnect_input(ids["add"], 1)
     model.graph.connect(ids["add"], 2, ids["add"], 1)  # feeds itself
