@@ -521,4 +521,19 @@ EXPLAINED: dict[str, Note] = {
         "equivalent: when the ranks differ the edge is reported whatever `axis` is (`ra != "
         "rb or axis is not None`), and static_dims_differ (a zip) does not fail on "
         "different lengths"),
+    **{_OCF + f"x__trip_count__mutmut_{n}": Note(line, (
+        "equivalent: the Convert is never built: the converter's input type check "
+        "refuses a Loop whose M is not tensor(int64) before _trip_count runs (\"Loop "
+        "takes tensor(int64) there\", as onnxruntime refuses it: INVALID_GRAPH), so M is "
+        "always i64 here; the branch is dead code")) for n, line in (
+        (79, '{"DESTINATION_TYPE": "i64"}'),
+        (80, '{"destination_type": "XXi64XX"}'),
+    )},
+    **{_OCF + f"x__trip_count__mutmut_{n}": Note(line, (
+        "equivalent: Maximum-1's auto_broadcast defaults to numpy, and a misspelt "
+        "attribute leaves it at that default (OpenVINO and irtool read only the attributes "
+        "they know), so the layer broadcasts the same way")) for n, line in (
+        (108, '{"XXauto_broadcastXX": "numpy"}'),
+        (109, '{"AUTO_BROADCAST": "numpy"}'),
+    )},
 }
