@@ -75,6 +75,17 @@ _CYCLE_START = ("not equivalent in general, message only: it changes where the p
                 "layer (the smallest id, `first`) are unchanged, and in every cyclic graph "
                 "here the smallest id is visited first")
 
+_XW = "irtool.ir.xml_writer.xǁ_BinBuilderǁ"
+_SAMPLE = ("equivalent: _sample is only a pre-filter of the .bin's de-duplication: two payloads "
+           "are merged only after _same compares all their bytes, and this mutant still "
+           "returns a function of the payload's own bytes (a read without the descriptor "
+           "goes to the view, which maps the same bytes), so equal payloads still get equal "
+           "samples; only the number of full compares changes")
+_SAME = ("equivalent: _same still compares every byte of the two payloads (a read without the "
+         "descriptor goes to the view, which holds the same bytes as the file slice; a step "
+         "of 1 compares overlapping chunks; starting at 1 skips byte 0, which every _sample "
+         "already read and found equal)")
+
 EXPLAINED: dict[str, Note] = {
     _IT + "x_slice_bounds__mutmut_40": Note("if spec.stride >= 0 else (end, start)",
                                             _STRIDE_ZERO),
@@ -535,5 +546,19 @@ EXPLAINED: dict[str, Note] = {
         "they know), so the layer broadcasts the same way")) for n, line in (
         (108, '{"XXauto_broadcastXX": "numpy"}'),
         (109, '{"AUTO_BROADCAST": "numpy"}'),
+    )},
+    **{_XW + f"_sample__mutmut_{n}": Note(line, _SAMPLE) for n, line in (
+        (2, "if n < 256:"), (3, "if n <= 257:"), (5, "payload.read(None, 0, n)"),
+        (11, "payload.read(fd, 1, n)"), (14, "step = n // 17"), (17, 'b"XXXX".join('),
+        (19, "payload.read(None, i, i + 8)"), (30, "for i in range(n - 8, step)"),
+        (31, "for i in range(0, step)"), (32, "for i in range(0, n - 8, ))"),
+        (33, "for i in range(1, n - 8, step)"), (35, "for i in range(0, n - 9, step)"),
+        (37, "payload.read(None, n - 8, n)"), (44, "payload.read(fd, n - 9, n)"),
+    )},
+    **{_XW + f"_same__mutmut_{n}": Note(line, _SAME) for n, line in (
+        (1, "_opened(None) as fa"), (2, "_opened(None) as fb"),
+        (5, "a.read(None, i, min(n, i + _COPY_CHUNK))"),
+        (17, "b.read(None, i, min(n, i + _COPY_CHUNK))"),
+        (33, "for i in range(0, n, ))"), (34, "for i in range(1, n, _COPY_CHUNK))"),
     )},
 }
