@@ -51,17 +51,22 @@ def iteration(model: irtool.Model):  # type: ignore[no-untyped-def]
 V0 = (np.arange(6, dtype=F32).reshape(2, 3) - 2.5) / 3
 
 
+def tanh_step(body: Net) -> tuple[Value, Value]:
+    """The carried acc (f32 2x3) of ``body`` and its next value tanh(acc * 1.5 + 0.25)."""
+    acc = body.param("acc_in", "f32", (2, 3))
+    scaled = body.op("Multiply", "opset1", [acc, body.const(F32(1.5))],
+                     {"auto_broadcast": "numpy"})
+    return acc, body.op("Tanh", "opset1", [body.op("Add", "opset1", [
+        scaled, body.const(F32(0.25))], {"auto_broadcast": "numpy"})])
+
+
 def stacking_loop(unsqueeze_axis: int, concat_axis: int, identity: bool = False,
                   stride: int = 1) -> irtool.Model:
     """acc <- tanh(acc * 1.5 + 0.25) (shape 2x3), carried; every iteration's acc goes
     through Unsqueeze(., unsqueeze_axis) (after an Identity copy when ``identity``) to an
     output concatenated along ``concat_axis``."""
     body = Net()
-    acc = body.param("acc_in", "f32", (2, 3))
-    scaled = body.op("Multiply", "opset1", [acc, body.const(F32(1.5))],
-                     {"auto_broadcast": "numpy"})
-    nxt = body.op("Tanh", "opset1", [body.op("Add", "opset1", [scaled, body.const(F32(0.25))],
-                                             {"auto_broadcast": "numpy"})])
+    acc, nxt = tanh_step(body)
     r_acc = body.result(nxt)
     v = body.op("Identity", "opset16", [nxt]) if identity else nxt
     u = unsqueeze(body, v, unsqueeze_axis)
@@ -116,10 +121,7 @@ def test_stacked_outputs(unsqueeze_axis: int, concat_axis: int, trip: int) -> No
 def test_stacked_output_with_a_scalar_unsqueeze_axis() -> None:
     """Unsqueeze's axes as a 0-d constant (the spec allows a scalar): the same stack."""
     body = Net()
-    acc = body.param("acc_in", "f32", (2, 3))
-    nxt = body.op("Tanh", "opset1", [body.op("Add", "opset1", [
-        body.op("Multiply", "opset1", [acc, body.const(F32(1.5))], {"auto_broadcast": "numpy"}),
-        body.const(F32(0.25))], {"auto_broadcast": "numpy"})])
+    acc, nxt = tanh_step(body)
     r_acc = body.result(nxt)
     u = body.op("Unsqueeze", "opset1", [nxt, body.const(np.array(1, np.int64))], shape=(2, 1, 3))
     r_scan = body.result(u)
@@ -195,10 +197,7 @@ def test_stacked_result_that_is_also_the_last_value_output() -> None:
     """The Unsqueeze's Result is concatenated and is also a last-iteration output: it must
     still be computed in the loop (not only collected for the stack)."""
     body = Net()
-    acc = body.param("acc_in", "f32", (2, 3))
-    nxt = body.op("Tanh", "opset1", [body.op("Add", "opset1", [
-        body.op("Multiply", "opset1", [acc, body.const(F32(1.5))], {"auto_broadcast": "numpy"}),
-        body.const(F32(0.25))], {"auto_broadcast": "numpy"})])
+    acc, nxt = tanh_step(body)
     r_acc = body.result(nxt)
     r_scan = body.result(unsqueeze(body, nxt, 0))
     net = Net()
