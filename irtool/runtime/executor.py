@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import ExecutionError, IRToolError
 from ..feeds import input_mismatch
-from ..ir.graph import Model
-from ..ir.types import from_raw_bits
+from ..ir.graph import Model, Shape
+from ..ir.types import ElementType, from_raw_bits
 from ..validation import check_model
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
@@ -53,6 +53,8 @@ class Executor:
         except IRToolError as err:
             self._locate(err)
             raise
+        # What each input must be, read from the Parameters once, not on every run.
+        self._input_types = [(p.element_type, p.shape) for p in self.plan.parameters]
 
     @property
     def variables(self) -> Variables:
@@ -79,12 +81,11 @@ class Executor:
             if len(values) != len(names):
                 raise ExecutionError(f"{len(values)} inputs given, the model takes {len(names)}",
                                      file=self.model.path)
-        return [self._check_input(p, np.asarray(v), n)
-                for p, v, n in zip(self.plan.parameters, values, names)]
+        return [self._check_input(et, shape, np.asarray(v), n)
+                for (et, shape), v, n in zip(self._input_types, values, names)]
 
-    def _check_input(self, parameter: Any, value: np.ndarray, name: str) -> np.ndarray:
-        et = parameter.element_type
-        shape = parameter.shape
+    def _check_input(self, et: ElementType | None, shape: Shape | None, value: np.ndarray,
+                     name: str) -> np.ndarray:
         if et is not None and et.dtype is not None and value.dtype != et.dtype:
             value = from_raw_bits(value, et)  # bf16/f8 as npz stores them: |V2, |V1
         if et is not None and et.dtype is not None and value.dtype != et.dtype:
