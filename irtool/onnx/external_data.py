@@ -22,8 +22,9 @@ from onnx import TensorProto
 
 # Element types whose numpy dtype (onnx's own table) is also their byte layout in
 # ``raw_data``; the others (4-bit types, strings) are unpacked by onnx's numpy_helper.
-_PACKED = {TensorProto.INT4, TensorProto.UINT4, TensorProto.STRING, TensorProto.UNDEFINED}
-_PACKED |= {getattr(TensorProto, n) for n in ("FLOAT4E2M1", "INT2", "UINT2")
+# (getattr: the 4- and 2-bit types are newer than irtool's lowest onnx, 1.15.)
+_PACKED = {TensorProto.STRING, TensorProto.UNDEFINED}
+_PACKED |= {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2")
             if hasattr(TensorProto, n)}
 
 
