@@ -15,7 +15,8 @@ and, where the specs are silent, OpenVINO's own implementations:
 * Trip count ``< 0`` means unbounded; the loop then runs while the execution
   condition holds (``for (i = 0; i != trip && cond; ++i)``).
 * Zero iterations: an output without ``axis`` whose body Result is carried by a
-  back edge (or is a body Parameter) returns the initial value; a concatenated
+  back edge (or is a body Parameter) returns the initial value, one fed by a body
+  Const returns the constant (as OpenVINO does); a concatenated
   output has length 0 along its axis and the other dims of the body Result's
   declared shape (0 where nothing declares one, as OpenVINO and onnxruntime give).
 * Sliced inputs: ``start``/``end`` count as in OpenVINO's CPU plugin: a negative
@@ -214,6 +215,10 @@ def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: Iteration,
                 return ZeroIteration(outer=o)
         if param == it.current:
             return ZeroIteration(value=np.zeros(it.current_shape, it.current_dtype))
+    constant = plan.constants.get(plan.output_slots[result])
+    if constant is not None:
+        # A Result fed by a Const: OpenVINO gives the constant whether the body ran or not.
+        return ZeroIteration(value=constant)
     # Not a carried value: like OpenVINO, an empty tensor of the declared type and shape
     # (unknown dims become 0).
     res_layer = plan.results[result]

@@ -292,7 +292,9 @@ class _Generator:
 
         code.free.update(ExecutionError=ExecutionError, IRToolError=IRToolError,
                          located=located, annotate=annotate)
-        lines = [*pro, "i = -1", "try:", "    for i in range(lim):", *code.indented(2),
+        # A body of Consts alone (its Results fed by them) leaves the loop with no statement.
+        body_lines = code.indented(2) or ["        pass"]
+        lines = [*pro, "i = -1", "try:", "    for i in range(lim):", *body_lines,
                  "except ExecutionError as err:",
                  "    annotate(err, i)",
                  "    raise",

@@ -8,6 +8,7 @@ import traceback
 
 import numpy as np
 import pytest
+from support.compare import assert_same
 from support.ir_builders import (
     A0,
     F32,
@@ -305,3 +306,25 @@ def test_executor_reuses_the_compiled_plan() -> None:
         want = counting_expected(trip, True, A0)
         np.testing.assert_array_equal(out["acc"], want["acc"])
         np.testing.assert_array_equal(out["steps"], want["steps"])
+
+
+@pytest.mark.parametrize("trip", [0, 2])
+def test_output_fed_by_a_body_const_is_the_constant_even_after_zero_iterations(
+        trip: int) -> None:
+    """A body whose Result reads a Const: OpenVINO gives the constant whether or not the
+    body ran (irtool gave zeros after zero iterations), and a body of Consts alone runs
+    (irtool generated a loop with no statement in it)."""
+    body = Net()
+    v = body.param("v", "f32", (2,))
+    r = body.result(body.const(np.array([7, 8], F32)))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.invariant(net.param("V", "f32", (2,)), v)
+    lp.execution_condition(true_result(body))
+    lp.output(r, info("f32", (2,)), names=["last"])
+    model = finish(net, lp)
+    feeds = {"trip": np.array(trip), "cond": np.array(True), "V": np.ones(2, F32)}
+    expected = {"last": np.array([7, 8], F32)}
+    assert_same(run_openvino(model, feeds), expected, "openvino")
+    for vectorize in (True, False):
+        assert_same(Executor(model, vectorize=vectorize).run(feeds), expected, "irtool")
