@@ -105,7 +105,6 @@ def onnx_case(seed: int, index: int, work: Path) -> CaseResult:
     import onnx
     from support.fuzz_onnx import describe, mutate, seed_models
 
-    from irtool.crosscheck.compare import compare
     from irtool.crosscheck.inputs import make_inputs
 
     chooser = RandomChooser(seed * 1_000_003 + index)
@@ -135,11 +134,18 @@ def onnx_case(seed: int, index: int, work: Path) -> CaseResult:
                  out=target) == "ran":
             with np.load(target / "outputs.npz") as got:
                 outputs[backend] = {k: got[k] for k in got.files}
-    if len(outputs) == 2:
-        ours, theirs = outputs["irtool"], outputs["openvino"]
-        result.disagree = set(ours) != set(theirs) or not all(
-            compare(k, ours[k], theirs[k]).ok for k in ours)
+    result.disagree = _disagree(outputs)
     return result
+
+
+def _disagree(outputs: dict[str, dict]) -> bool | None:
+    """Do irtool's and OpenVINO's outputs differ (None unless both ran)?"""
+    if len(outputs) != 2:
+        return None
+    from irtool.crosscheck.compare import compare
+
+    ours, theirs = outputs["irtool"], outputs["openvino"]
+    return set(ours) != set(theirs) or not all(compare(k, ours[k], theirs[k]).ok for k in ours)
 
 
 def ir_case(seed: int, index: int, work: Path) -> CaseResult:
@@ -148,8 +154,6 @@ def ir_case(seed: int, index: int, work: Path) -> CaseResult:
     gate); IR both engines run is compared."""
     import numpy as np
     from support.fuzz_ir import feed_for, mutate, seed_irs
-
-    from irtool.crosscheck.compare import compare
 
     chooser = RandomChooser(seed * 1_000_003 + index)
     name, xml_bytes, bin_bytes = pick(chooser, seed_irs())
@@ -175,10 +179,7 @@ def ir_case(seed: int, index: int, work: Path) -> CaseResult:
         elif kind == "ran":
             with np.load(target / "outputs.npz") as got:
                 outputs[backend] = {k: got[k] for k in got.files}
-    if len(outputs) == 2:
-        ours, theirs = outputs["irtool"], outputs["openvino"]
-        result.disagree = set(ours) != set(theirs) or not all(
-            compare(k, ours[k], theirs[k]).ok for k in ours)
+    result.disagree = _disagree(outputs)
     return result
 
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnx
-from loop_overhead import Timing, fmt, measure
+from loop_overhead import Timing, fmt, measure, openvino_runner
 from onnx import TensorProto, helper, numpy_helper
 
 import irtool
@@ -72,22 +71,6 @@ def map_model(width: int, seed: int = 0) -> tuple[onnx.ModelProto, np.ndarray, n
     return model, w, b
 
 
-def openvino(xml: Path, feeds: dict) -> Callable[[], dict]:
-    import openvino as ov
-
-    core = ov.Core()
-    compiled = core.compile_model(core.read_model(str(xml)), "CPU",
-                                  {"INFERENCE_PRECISION_HINT": "f32"})
-    request = compiled.create_infer_request()
-    outputs = compiled.outputs
-
-    def run() -> dict:
-        result = request.infer(feeds)
-        return {o.get_any_name(): np.array(result[o]) for o in outputs}
-
-    return run
-
-
 def runners(width: int, iterations: int, tmp: Path) -> tuple[dict, dict]:
     import onnxruntime as ort
 
@@ -111,8 +94,8 @@ def runners(width: int, iterations: int, tmp: Path) -> tuple[dict, dict]:
         "irtool": lambda: vectorised.run(feeds),
         "irtool loop": lambda: looping.run(feeds),
         "onnxruntime": lambda: {"Y": session.run(None, feeds)[0]},
-        "OpenVINO own": openvino(onnx_path, feeds),
-        "OpenVINO irtool": openvino(ours, feeds),
+        "OpenVINO own": openvino_runner(onnx_path, feeds),
+        "OpenVINO irtool": openvino_runner(ours, feeds),
     }
     return run, {"Y": np.tanh(x @ wt + b)}
 
