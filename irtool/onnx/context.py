@@ -28,7 +28,7 @@ from ..ir.builder import GraphBuilder, Value, ir_attr
 from ..ir.graph import Graph
 from ..ir.types import ElementType
 from ..opset import TensorInfo, make_op
-from .external_data import ExternalData, is_external
+from .external_data import ExternalData
 from .protos import node_label
 
 __all__ = ["Capture", "Conversion", "GraphBuilder", "NodeContext", "Scope", "Translator",
@@ -279,7 +279,7 @@ def tensor_array(tensor: onnx.TensorProto, what: str, fail: Callable[[str], Exce
     """``tensor`` as numpy; one its data does not fill, or of an unknown type, raises
     ``fail(message)`` naming ``what`` instead of numpy's or onnx's own exception. An
     external tensor is read through ``external`` (lazily, read-only)."""
-    if is_external(tensor):
+    if onnx.external_data_helper.uses_external_data(tensor):
         if external is None:
             raise fail(f"{what} is in an external data file, and no folder is known to "
                        "read it from")

@@ -28,11 +28,6 @@ _PACKED |= {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1", "IN
             if hasattr(TensorProto, n)}
 
 
-def is_external(tensor: TensorProto) -> bool:
-    """Does ``tensor`` keep its data outside the message?"""
-    return tensor.data_location == TensorProto.EXTERNAL
-
-
 class ExternalData:
     """Resolves external tensors against one base folder, mapping each file once."""
 
@@ -132,4 +127,4 @@ class ExternalData:
             raise fail(f"cannot read {what}: {type(err).__name__}: {text}") from None
 
 
-__all__ = ["ExternalData", "is_external"]
+__all__ = ["ExternalData"]
