@@ -71,32 +71,23 @@ def test_if_without_a_condition_input() -> None:
 
 @pytest.mark.parametrize("branch", ["then", "else"])
 @pytest.mark.parametrize("bad", ["layer", "port"])
-def test_if_input_mapping_that_joins_nothing(branch: str, bad: str) -> None:
+@pytest.mark.parametrize("kind", ["input", "output"])
+def test_if_mapping_that_joins_nothing(branch: str, bad: str, kind: str) -> None:
     layer = if_layer()
-    entry = next(e for e in layer.port_maps[f"{branch}_port_map"] if e.kind == "input")
+    entry = next(e for e in layer.port_maps[f"{branch}_port_map"] if e.kind == kind)
     if bad == "layer":
         entry.internal_layer_id = 99
     else:
         entry.external_port_id = 77
     entry.line = 42
-    assert refusal(compile_if, layer) == (
-        f"{where(layer, 42)}: {branch}_port_map input {entry.external_port_id} -> "
-        f"{entry.internal_layer_id} does not join an input port to a {branch}_body Parameter")
-
-
-@pytest.mark.parametrize("branch", ["then", "else"])
-@pytest.mark.parametrize("bad", ["layer", "port"])
-def test_if_output_mapping_that_joins_nothing(branch: str, bad: str) -> None:
-    layer = if_layer()
-    entry = next(e for e in layer.port_maps[f"{branch}_port_map"] if e.kind == "output")
-    if bad == "layer":
-        entry.internal_layer_id = 99
+    if kind == "input":
+        said = (f"{branch}_port_map input {entry.external_port_id} -> {entry.internal_layer_id} "
+                f"does not join an input port to a {branch}_body Parameter")
     else:
-        entry.external_port_id = 77
-    entry.line = 43
-    assert refusal(compile_if, layer) == (
-        f"{where(layer, 43)}: {branch}_port_map output {entry.internal_layer_id} -> "
-        f"{entry.external_port_id} does not join a {branch}_body Result to an output port")
+        said = (f"{branch}_port_map output {entry.internal_layer_id} -> "
+                f"{entry.external_port_id} does not join a {branch}_body Result to an output "
+                "port")
+    assert refusal(compile_if, layer) == f"{where(layer, 42)}: {said}"
 
 
 @pytest.mark.parametrize("branch", ["then", "else"])
