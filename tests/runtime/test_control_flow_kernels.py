@@ -25,7 +25,6 @@ from support.ir_builders import (
 
 import irtool
 from irtool.errors import ExecutionError, IRValidationError
-from irtool.runtime import Executor
 
 
 def counting_ti(concat_dims: tuple[int, ...], axis: int) -> irtool.Model:
@@ -69,23 +68,6 @@ def test_tensor_iterator_without_sliced_inputs_declaring_more_steps_is_refused(
 
 def test_tensor_iterator_without_sliced_inputs_or_static_concat_dim_runs_once() -> None:
     check(counting_ti((-1, 2), 0), {"a0": A0}, {"acc": A0 + 1, "steps": (A0 + 1)[None, :]})
-
-
-def test_tensor_iterator_with_a_current_iteration_input_is_refused() -> None:
-    body = Net()
-    i = body.param("i", "i64", ())
-    r_i = body.result(i)
-    net = Net()
-    ti = net.tensor_iterator(body, "counter")
-    ti.invariant(net.param("n", "i64", ()), i)
-    ti.output(r_i, info("i64", ()), names=["n_out"])
-    model = finish(net, ti)
-    layer = model.graph.layers_of_type("TensorIterator")[0]
-    layer.port_maps["port_map"][0].purpose = "current_iteration"
-    with pytest.raises(ExecutionError) as info_:
-        Executor(model, check=False)
-    assert str(info_.value) == (f'layer {layer.id} "counter" (TensorIterator-opset1): a '
-                                "TensorIterator body cannot have a current_iteration input")
 
 
 def runaway_in_a_tensor_iterator() -> tuple[irtool.Model, int, int]:
