@@ -523,7 +523,9 @@ def load_results() -> dict[str, dict]:
         if path.exists():
             results[module.path] = json.loads(path.read_text(encoding="utf-8"))
             stamp = RUNS / module.slug / COMMIT_FILE
-            if stamp.exists():  # the tree the run copied, whatever rewrote the json since
+            # The tree the run copied, whatever rewrote the json since; not the stamp of a
+            # new run still going (newer than the json, which holds the run before).
+            if stamp.exists() and stamp.stat().st_mtime <= path.stat().st_mtime:
                 results[module.path]["commit"] = stamp.read_text(encoding="utf-8")
     return results
 

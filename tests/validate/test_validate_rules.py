@@ -1119,6 +1119,28 @@ def test_structure_rules_in_a_body_name_its_scope(ov_control_flow_irs: dict[str,
         "a Parameter takes no inputs but has 0 input port(s) and incoming edges")
 
 
+def test_port_rules_in_a_body_name_its_scope(ov_control_flow_irs: dict[str, Path]) -> None:
+    """Ports added in memory inside the Loop's body, with no edge to them: a Parameter's
+    input port (and no incoming edge, so the message says none), a Result's output port, an
+    Add's third input; each rule names the body's scope."""
+    xml = ov_control_flow_irs["test_loop11"]
+    model, root = irtool.load(xml), reparse(xml)
+    loop = int(lid(root, LOOP))
+    ids = {name: int(lid(root, body(name))) for name in ("iter_count", "y_out")}
+    graph = model.graph.layer(loop).bodies["body"]
+    result = graph.results()[0]
+    graph.layer(ids["iter_count"]).inputs.append(Port(7))
+    result.outputs.append(Port(8))
+    graph.layer(ids["y_out"]).inputs.append(Port(9))
+    scope = f"{loop}/body"
+    got = {(d.code, d.layer_id, d.scope): d.message for d in irtool.validate(model)}
+    assert got[("PARAMETER_HAS_INPUT", ids["iter_count"], scope)] == (
+        "a Parameter takes no inputs but has 1 input port(s)")
+    assert got[("RESULT_HAS_OUTPUT", result.id, scope)] == (
+        "a Result has no outputs but has 1 output port(s)")
+    assert got[("UNCONNECTED_INPUT", ids["y_out"], scope)] == "input port 9 has no producer"
+
+
 def test_model_edge_between_two_missing_layers() -> None:
     model, _ = _small_model()
     model.graph.connect(98, 0, 99, 0)
