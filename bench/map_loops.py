@@ -5,7 +5,8 @@ The ONNX model is a Loop whose trip count is ``Shape(X)[0]`` and whose body gath
 Columns, each the median of N interleaved runs (see ``loop_overhead.measure``), checked
 against numpy before timing:
 
-* ``numpy batched``: the one batched op, ``np.tanh(X @ W.T + b)``;
+* ``numpy batched``: the one batched op, ``np.tanh(X @ W.T + b)``, with BLAS on one
+  thread as irtool's runtime runs it (``IRTOOL_BLAS_THREADS``, default 1);
 * ``irtool``: irtool's runtime on the IR ``irtool convert`` writes (vectorised: the Loop
   is gone from the IR); ``irtool loop``: the same with ``--no-vectorize`` and the
   runtime's batching off, the loop as it was;
@@ -30,6 +31,7 @@ import numpy as np
 import onnx
 from loop_overhead import Timing, fmt, measure, openvino_runner
 from onnx import TensorProto, helper, numpy_helper
+from threadpoolctl import threadpool_limits
 
 import irtool
 from irtool.runtime import Executor
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="irtool-map-") as tmp:
         for width in (16, 256):
             run, expected = runners(width, args.iterations, Path(tmp))
-            rows.append((width, measure(run, expected, repeats, 30.0)))
+            with threadpool_limits(limits=1, user_api="blas"):  # numpy batched as irtool runs
+                rows.append((width, measure(run, expected, repeats, 30.0)))
     print(f"map-like loop y_i = tanh(W x_i + b), {args.iterations} iterations: median of "
           f"{repeats} interleaved runs, ratio to numpy batched")
     print("width " + "".join(c.ljust(24) for c in COLUMNS))

@@ -7,7 +7,7 @@ The Fourier transforms live in ``math_fft`` and the random generators in
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -65,6 +65,20 @@ def matmul_shape(a: Shape | None, b: Shape | None, transpose_a: bool,
     return tuple(out)
 
 
+def _swapped(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2) if x.ndim >= 2 else x
+
+
+# MatMul's transposes as one numpy call each (a view: matmul reads a transposed operand
+# with BLAS's own transpose flag, without copying it).
+_MATMULS: dict[tuple[bool, bool], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    (False, False): np.matmul,
+    (True, False): lambda a, b: np.matmul(_swapped(a), b),
+    (False, True): lambda a, b: np.matmul(a, _swapped(b)),
+    (True, True): lambda a, b: np.matmul(_swapped(a), _swapped(b)),
+}
+
+
 @register("MatMul", "opset1")
 class MatMul(Op):
     """Batched matrix product with numpy broadcasting of batch dims and optional
@@ -89,9 +103,10 @@ class MatMul(Op):
 
     def numpy_call(self) -> NumpyCall | None:
         # compute() = matmul(a, b) in a's dtype; half floats are widened first.
-        if type(self).compute is not MatMul.compute or self.transpose_a or self.transpose_b:
+        if type(self).compute is not MatMul.compute:
             return None
-        return NumpyCall(np.matmul, 2, half_floats=False, matmul=True)
+        func = _MATMULS[self.transpose_a, self.transpose_b]
+        return NumpyCall(func, 2, half_floats=False, matmul=True)
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,9 @@ from ..validation import check_model
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
 from .state import Variables
-from .threads import limited_blas_threads
+from .threads import BlasLimit, blas_thread_limit
+
+_STATELESS = nullcontext()  # the variable binding of a plan without ReadValue or Assign
 
 
 class Executor:
@@ -55,6 +58,7 @@ class Executor:
             raise
         # What each input must be, read from the Parameters once, not on every run.
         self._input_types = [(p.element_type, p.shape) for p in self.plan.parameters]
+        self._blas = BlasLimit(blas_thread_limit())  # IRTOOL_BLAS_THREADS as it is now
 
     @property
     def variables(self) -> Variables:
@@ -72,7 +76,9 @@ class Executor:
     def _ordered_inputs(self, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
         names = self.plan.input_names
         if isinstance(inputs, Mapping):
-            mismatch = input_mismatch(names, inputs)
+            # As many names as the model takes, each one of them: nothing else to say.
+            exact = len(inputs) == len(names) and all(n in inputs for n in names)
+            mismatch = None if exact else input_mismatch(names, inputs)
             if mismatch:
                 raise ExecutionError(mismatch, file=self.model.path)
             values = [inputs[n] for n in names]
@@ -117,7 +123,8 @@ class Executor:
             values = self._ordered_inputs(inputs)
             # Floating-point errors give inf/NaN as in OpenVINO; warnings are off once per
             # run here, not per kernel call.
-            with self.variables.run(state), limited_blas_threads(), np.errstate(all="ignore"):
+            binding = self.variables.run(state) if self.variables.used else _STATELESS
+            with binding, self._blas, np.errstate(all="ignore"):
                 outs = self.run_plan(self.plan, values)
         except IRToolError as err:
             self._locate(err)

@@ -165,20 +165,22 @@ def _probe(func: Callable[..., np.ndarray], consts: Sequence[np.ndarray | None],
     """Does ``func`` on stand-ins for the non-constant inputs return a fresh ndarray of
     dtype ``want``? (The dtype of a numpy function's result depends on the input dtypes
     only, so one probe tells for every run.)"""
-    args = [c if c is not None else np.zeros(1, dtype) for c in consts]
-    if matmul:  # stand-ins that fit the constant operand's inner dimension
+    trials = [[c if c is not None else np.zeros(1, dtype) for c in consts]]
+    if matmul:  # square stand-ins that fit the constant operand's inner dimension, which
+        # is either of its last two dims (a transpose attribute may swap them)
         a, b = consts
-        k = 1
-        if b is not None and b.ndim:
-            k = b.shape[-2] if b.ndim >= 2 else b.shape[0]
-        elif a is not None and a.ndim:
-            k = a.shape[-1]
-        args = [a if a is not None else np.zeros((1, k), dtype),
-                b if b is not None else np.zeros((k, 1), dtype)]
-    try:
-        with np.errstate(all="ignore"):
-            out = func(*args)
-    except Exception:
+        const = b if b is not None else a
+        sizes = sorted(set(const.shape[-2:])) if const is not None and const.ndim else [1]
+        trials = [[a if a is not None else np.zeros((k, k), dtype),
+                   b if b is not None else np.zeros((k, k), dtype)] for k in sizes]
+    for args in trials:
+        try:
+            with np.errstate(all="ignore"):
+                out = func(*args)
+        except Exception:
+            continue
+        break
+    else:
         return False
     return out.__class__ is np.ndarray and out.dtype == want \
         and not any(np.may_share_memory(out, a) for a in args)

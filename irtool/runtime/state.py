@@ -39,6 +39,7 @@ class Variables:
         # or, without a declaration, gives on its output port (None: any)
         self.declared: dict[str, tuple[ElementType | None, Shape | None]] = {}
         self._lock = threading.RLock()
+        self.used = False  # a ReadValue or Assign was compiled against the store
 
     @property
     def ids(self) -> list[str]:
@@ -78,6 +79,7 @@ def _store(options: RunOptions) -> Variables:
 def compile_read_value(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     op: ReadValue3 = _op(layer, scope)
     store = _store(options)
+    store.used = True
     store.readers.setdefault(op.variable_id, []).append(op)
     et, shape = op.variable_info()
     port = layer.outputs[0] if layer.outputs else None
@@ -99,6 +101,7 @@ def compile_read_value(layer: Layer, scope: str, options: RunOptions) -> Kernel:
 def compile_assign(layer: Layer, scope: str, options: RunOptions) -> Kernel:
     op = _op(layer, scope)
     store = _store(options)
+    store.used = True
     variable = op.variable_id
 
     def assign(inputs: list[np.ndarray]) -> list[np.ndarray]:

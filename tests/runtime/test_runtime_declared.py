@@ -6,6 +6,8 @@ steps, with the same results, errors and checks."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from support.ir_builders import F32, Net, counted_loop, finish, true_result
@@ -15,10 +17,10 @@ from irtool.errors import ExecutionError
 from irtool.runtime import Executor, plan
 
 
-def convert_declared(et: str, shape: tuple) -> irtool.Model:
-    """x (f32[2]) -> Convert to f32 -> Result, whose output port says ``et[shape]``."""
+def convert_declared(et: str, shape: tuple, x_shape: tuple = (2,)) -> irtool.Model:
+    """x (f32[x_shape]) -> Convert to f32 -> Result, whose output port says ``et[shape]``."""
     net = Net()
-    x = net.param("x", "f32", (2,))
+    x = net.param("x", "f32", x_shape)
     y = net.op("Convert", "opset1", [x], {"destination_type": "f32"}, et=et, shape=shape,
                name="conv")
     net.result(net.op("Negative", "opset1", [y], name="neg"))
@@ -44,6 +46,25 @@ def test_dynamic_declarations_check_only_what_they_say() -> None:
     model = convert_declared("f32", (-1,))
     got = irtool.run(model, {"x": np.array([1.5, -2], F32)})
     np.testing.assert_array_equal(got["neg"], [-1.5, 2])
+
+
+@pytest.mark.parametrize("shape,says", [
+    ((-1, 3), None), ((2, -1), None), ((-1, -1), None), ((2, 3), None),
+    ((-1, 4), "declares f32[?,4]"), ((3, -1), "declares f32[3,?]"),
+    ((-1, -1, 3), "declares f32[?,?,3]"), ((-1,), "declares f32[?]"),
+    ((2, 3, -1), "declares f32[2,3,?]"),
+])
+def test_partly_dynamic_declarations(shape: tuple, says: str | None) -> None:
+    """A value of shape [2, 3] against dims some of which are dynamic (-1): the rank and
+    each static dim must match, the dynamic ones may be anything."""
+    model = convert_declared("f32", shape, x_shape=(2, 3))
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    if says is None:
+        np.testing.assert_array_equal(irtool.run(model, {"x": x})["neg"], -x)
+        return
+    with pytest.raises(ExecutionError, match=re.escape(f"computed f32[2,3] but its output "
+                                                       f"port 1 {says}")):
+        irtool.run(model, {"x": x})
 
 
 def body_declaring(shape: tuple) -> irtool.Model:
