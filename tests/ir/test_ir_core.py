@@ -65,6 +65,58 @@ def test_round_trip_control_flow_ir_is_bit_identical(name: str, node_cases: dict
     assert serialize(model) == serialize(irtool.load(out))
 
 
+def _scan_ir(tmp: Path, reverse: bool) -> Path:
+    """OpenVINO's IR of an ONNX Scan running a sum over the rows of x[4, 2] (both the input
+    and the stacked output reversed when ``reverse``): a TensorIterator whose port map
+    slices with start/end/stride (-1/0/-1 reversed)."""
+    import onnx
+    from onnx import helper
+    from support.conversion import make_model, vi
+
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "row"], ["s_out"]),
+         helper.make_node("Identity", ["s_out"], ["y_row"])], "body",
+        [vi("s_in", np.float32, [2]), vi("row", np.float32, [2])],
+        [vi("s_out", np.float32, [2]), vi("y_row", np.float32, [2])])
+    scan = helper.make_node("Scan", ["init", "x"], ["total", "y"], body=body, num_scan_inputs=1,
+                            scan_input_directions=[int(reverse)],
+                            scan_output_directions=[int(reverse)])
+    model = make_model([scan], [vi("init", np.float32, [2]), vi("x", np.float32, [4, 2])],
+                       [vi("total", np.float32, [2]), vi("y", np.float32, [4, 2])])
+    onnx.save(model, tmp / "scan.onnx")
+    xml = tmp / "scan.xml"
+    ov.save_model(ov.Core().read_model(str(tmp / "scan.onnx")), str(xml), compress_to_fp16=False)
+    return xml
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reversed"])
+def test_tensor_iterator_slicing_attributes_survive(reverse: bool, tmp_path: Path) -> None:
+    """The port map's start/end/stride/part_size are written back as OpenVINO wrote them,
+    and OpenVINO runs the written IR in the same direction: a running sum of x's rows
+    (suffix sums, reversed), by hand."""
+    from lxml import etree
+
+    xml = _scan_ir(tmp_path, reverse)
+    out = irtool.save(irtool.load(xml), tmp_path / "rt" / "m.xml")
+
+    def port_maps(path: Path) -> list[dict[str, str]]:
+        root = etree.parse(str(path)).getroot()
+        return [dict(e.attrib) for e in root.iterfind(".//layer[@type='TensorIterator']/"
+                                                     "port_map/*")]
+
+    written, original = port_maps(out), port_maps(xml)
+    assert written == original
+    sliced = [e for e in original if "axis" in e]
+    assert sliced and all(e["stride"] == ("-1" if reverse else "1") for e in sliced)
+    init = np.array([10, 20], np.float32)
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    rows = x[::-1] if reverse else x
+    sums = init + np.cumsum(rows, axis=0)
+    total, y = _infer(out, [init, x])
+    assert np.array_equal(total, sums[-1])
+    assert np.array_equal(y, sums[::-1] if reverse else sums)
+
+
 def test_rt_info_and_unknown_attributes_survive(node_cases: dict, tmp_path: Path) -> None:
     xml = _ov_files(node_cases["test_loop11"], tmp_path)
     text = xml.read_text()
@@ -83,16 +135,23 @@ def test_rt_info_and_unknown_attributes_survive(node_cases: dict, tmp_path: Path
 
 
 def test_constants_are_deduplicated_in_bin(tmp_path: Path) -> None:
+    """Equal payloads are stored once; distinct ones one after the other, in the order
+    they are met, with nothing between them (the .bin the XML's offsets point into)."""
     build = GraphBuilder()
-    a = build.const(np.arange(6, dtype=np.float32).reshape(2, 3))
-    b = build.const(np.arange(6, dtype=np.float32).reshape(2, 3))
-    build.result(build.op("Add", "opset1", [a, b], {"auto_broadcast": "numpy"},
+    first = np.arange(6, dtype=np.float32).reshape(2, 3)
+    other = np.full((2, 3), 7, np.float32)
+    a = build.const(first)
+    b = build.const(first.copy())
+    c = build.const(other)
+    (s,) = build.op("Add", "opset1", [a, b], {"auto_broadcast": "numpy"}, outputs=[a.info])
+    build.result(build.op("Add", "opset1", [s, c], {"auto_broadcast": "numpy"},
                           outputs=[a.info])[0])
     g = build.graph
     _, payload = serialize(Model(g))
-    assert len(payload) == 24
+    assert payload == first.tobytes() + other.tobytes()
     irtool.save(Model(g), tmp_path / "m.xml")
-    assert (tmp_path / "m.bin").stat().st_size == 24
+    assert (tmp_path / "m.bin").read_bytes() == first.tobytes() + other.tobytes()
+    assert np.array_equal(_infer(tmp_path / "m.xml", [])[0], 2 * first + other)
     assert oct((tmp_path / "m.xml").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
 
 

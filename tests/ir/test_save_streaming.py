@@ -124,6 +124,24 @@ def test_source_file_cut_short_before_save_is_an_error_and_writes_nothing(
     assert not (tmp_path / "out").exists()
 
 
+def test_source_file_cut_short_while_saving_is_an_error_and_writes_nothing(
+        tmp_path: Path) -> None:
+    """The .bin is streamed from the source after the XML tree is built: a source cut
+    short in between is refused by name when the copy runs out of bytes."""
+    from irtool.ir import xml_writer
+
+    src = tmp_path / "m.onnx"
+    _chain(src, loops=3, width=64)
+    root, weights = xml_writer._tree(irtool.convert(src))  # the sizes are checked here
+    with open(src, "r+b") as f:
+        f.truncate(1000)
+    out = tmp_path / "out"
+    with pytest.raises(irtool.IRToolError, match="ends before the weights it held") as err:
+        xml_writer.write_ir_files(out / "m.xml", out / "m.bin", root, weights)
+    assert str(src) in str(err.value)
+    assert not out.exists()
+
+
 PEAK = r'''
 import json, sys, tracemalloc
 import irtool
