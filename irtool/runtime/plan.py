@@ -24,9 +24,10 @@ from ..bulk import paused_gc
 from ..errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import Kernel, make_op
-from .declared import Verifier
+from .declared import Verifier, mismatch, port_dims, port_dtype
 from .decompression import exact_source, fold
 from .fastpath import Inline, inline_for, specialise
+from .fusion import pool_first
 
 
 @dataclass
@@ -633,12 +634,21 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                     exact[outs[0]] = shadow
                     chained.add(outs[0])
                 continue
+        if consts and len(outs) == 1 and all(c is not None for c in consts):
+            value = _constant_step(layer, consts)
+            if value is not None:
+                constants[outs[0]] = value
+                continue
         unused = frozenset(i for i, p in enumerate(layer.outputs) if (layer.id, p.id) not in read)
         kernel, inline = _kernel(layer, scope, options, consts, generated, unused)
         steps.append(Step(layer, kernel, ins, outs, inline))
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
+    moved, fused = pool_first(steps, constants, output_slot_list)
+    for k, (slot, kernel) in fused.items():
+        steps[k] = Step(steps[k].layer, kernel, (slot,), steps[k].outputs)
+    steps = [step for k, step in enumerate(steps) if k not in moved]
     input_names = [tensor_name(p, p.outputs[0]) for p in parameters]
     output_names = []
     for r in results:
@@ -647,6 +657,36 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
                 output_slot_list, input_names, output_names, scope, options.check_declared)
+
+
+FOLDED_BYTES = 1 << 20
+"""Results up to this size (or up to the size of the step's inputs) of steps on constants
+alone are computed once, when the plan is compiled (a bias Unsqueezed to [1, C, 1, 1], a
+shape computed from constants), instead of on every run."""
+_NOT_FOLDED = {"RandomUniform", "Multinomial"}  # a new value each run
+
+
+def _constant_step(layer: Layer, consts: list[np.ndarray | None]) -> np.ndarray | None:
+    """The value of ``layer`` on its constant inputs, computed now; None when it stays a
+    step: a control-flow, variable or random op, an op that fails (the step reports it at
+    run time, naming the layer), a large result, or one unlike what its port declares
+    (the run's check names the layer)."""
+    if layer.type in CONTROL_FLOW or layer.type in _NOT_FOLDED:
+        return None
+    try:
+        op = make_op(layer.type, layer.version, layer.attrs)
+        with np.errstate(all="ignore"):
+            (value,) = op.compute(list(consts))  # type: ignore[arg-type]
+    except Exception:
+        return None
+    if value.__class__ is not np.ndarray:
+        return None
+    limit = max(FOLDED_BYTES, sum(c.nbytes for c in consts if isinstance(c, np.ndarray)))
+    port = layer.outputs[0]
+    if value.nbytes > limit or mismatch(value, port_dtype(port), port_dims(port)) is not None:
+        return None
+    value.flags.writeable = False  # a constant of the plan: no step may write into it
+    return value
 
 
 def _fold(layer: Layer, scope: str, consts: list[np.ndarray | None],

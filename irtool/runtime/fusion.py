@@ -1,0 +1,136 @@
+"""Elementwise steps moved past the MaxPool they feed, at compile time.
+
+A CNN's ``Convolution -> Add(bias) -> ReLU -> MaxPool`` spends as long on the bias and
+the ReLU, each a pass over the full-size feature map, as on the pooling itself. Both
+commute with taking a maximum: ``max(x) + b == max(x + b)`` for a ``b`` constant over each
+window (rounding is monotonic, so this holds in floating point too, exactly), and
+``max(relu(x)) == relu(max(x))``. Run after the pool, they touch a quarter of the data
+(2x2 windows). The plan does so where nothing else can tell:
+
+* the MaxPool has no padding and floor rounding, so every window lies inside the input,
+  and its indices output (MaxPool-8/14) is read by no one (a ReLU would change which
+  element of a window of equal zeros is the maximum);
+* each moved step's result is read only by the next step of the chain (no other reader
+  and no graph output sees the full-size value);
+* ReLU-1 on floats; Add-1 (numpy broadcast) of a constant that is finite (``-inf + inf``
+  would be NaN before the pool and not after) and 1 along every spatial axis (the same
+  value over a window), on floats.
+
+The fused step keeps the MaxPool's layer and outputs: it is checked against what the
+MaxPool declares, and an error in it names the MaxPool. The moved steps' kernels run
+unchanged, on the pooled values.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from ..ir.graph import Layer
+from ..opset import make_op
+from ..opset.base import Kernel
+
+
+class StepLike(Protocol):
+    """What this module reads of a plan's ``Step`` (``plan`` imports this module)."""
+
+    layer: Layer
+    kernel: Kernel
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+_POOLS = {("MaxPool", "opset1"), ("MaxPool", "opset8"), ("MaxPool", "opset14")}
+_MovedOp = tuple[Kernel, list[np.ndarray | None]]  # a kernel and its inputs, None: the value
+
+
+def pool_first(steps: Sequence[StepLike], constants: dict[int, np.ndarray],
+               outputs: Sequence[int]) -> tuple[set[int], dict[int, tuple[int, Kernel]]]:
+    """Chains of commuting elementwise steps before a MaxPool, moved into the MaxPool's
+    step after the pooling (see the module docstring): the indices of the steps moved,
+    and per MaxPool step taking them, its new input slot and kernel."""
+    producer = {slot: k for k, step in enumerate(steps) for slot in step.outputs}
+    readers = Counter(slot for step in steps for slot in step.inputs)
+    readers.update(outputs)
+    moved: set[int] = set()
+    fused: dict[int, tuple[int, Kernel]] = {}
+    for k, step in enumerate(steps):
+        spatial = _plain_max_pool(step, readers)
+        if spatial is None:
+            continue
+        chain: list[tuple[int, _MovedOp]] = []  # nearest the pool first
+        slot = step.inputs[0]
+        while readers[slot] == 1 and slot in producer and producer[slot] not in moved:
+            index = producer[slot]
+            found = _commuting(steps[index], constants, spatial)
+            if found is None:
+                break
+            slot, op = found
+            chain.append((index, op))
+        if chain:
+            moved.update(index for index, _ in chain)
+            fused[k] = slot, _pooled_then(step.kernel, [op for _, op in reversed(chain)])
+    return moved, fused
+
+
+def _plain_max_pool(step: StepLike, readers: Counter[int]) -> int | None:
+    """The spatial rank of a MaxPool step every window of which lies inside its input
+    and whose indices nobody reads, else None."""
+    layer = step.layer
+    if (layer.type, layer.version) not in _POOLS or len(step.inputs) != 1:
+        return None
+    if any(readers[slot] for slot in step.outputs[1:]):
+        return None
+    try:
+        op = make_op(layer.type, layer.version, layer.attrs)
+    except (KeyError, ValueError):
+        return None  # the step's own kernel reports it
+    if op.auto_pad not in ("explicit", "valid", "notset") or op.rounding != "floor" \
+            or any(op.pads_begin) or any(op.pads_end) or not op.kernel:
+        return None
+    return len(op.kernel)
+
+
+def _floats(layer: Layer) -> bool:
+    et = layer.outputs[0].precision if len(layer.outputs) == 1 else None
+    return et is not None and getattr(et, "kind", "") == "float"
+
+
+def _commuting(step: StepLike, constants: dict[int, np.ndarray],
+               spatial: int) -> tuple[int, _MovedOp] | None:
+    """(the slot of the computed input, the step as a kernel call on it) when ``step``
+    commutes with a max over windows of ``spatial`` axes, else None."""
+    layer = step.layer
+    if not _floats(layer) or len(step.outputs) != 1:
+        return None
+    if (layer.type, layer.version) == ("ReLU", "opset1") and len(step.inputs) == 1:
+        return step.inputs[0], (step.kernel, [None])
+    if (layer.type, layer.version) != ("Add", "opset1") or len(step.inputs) != 2 \
+            or layer.attrs.get("auto_broadcast", "numpy").lower() != "numpy":
+        return None
+    computed = [i for i, slot in enumerate(step.inputs) if slot not in constants]
+    if len(computed) != 1:
+        return None
+    bias = constants[step.inputs[1 - computed[0]]]
+    if not isinstance(bias, np.ndarray) or bias.dtype.kind != "f" \
+            or bias.ndim > spatial + 2 or not np.isfinite(bias).all():
+        return None
+    if any(d != 1 for d in bias.shape[max(bias.ndim - spatial, 0):]):
+        return None  # varies within a window
+    args: list[np.ndarray | None] = [None, None]
+    args[1 - computed[0]] = bias
+    return step.inputs[computed[0]], (step.kernel, args)
+
+
+def _pooled_then(pool: Kernel, ops: list[_MovedOp]) -> Kernel:
+    def pooled_then(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        outs = pool(inputs)
+        value = outs[0]
+        for kernel, args in ops:
+            value = kernel([value if a is None else a for a in args])[0]
+        return [value, *outs[1:]]
+
+    return pooled_then
