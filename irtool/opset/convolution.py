@@ -62,6 +62,9 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     w = w.astype(acc, copy=False)
     rank = x.ndim - 2
     kernel = w.shape[2:]
+    if all(st == 1 for st in strides) and min(begin, default=0) >= 0 \
+            and min(end, default=0) >= 0 and int(np.prod(kernel, dtype=np.int64)) > 1:
+        return _convolve_unit_stride(x, w, dilations, begin, end, groups)
     pad = [(0, 0), (0, 0)]
     crop = [slice(None), slice(None)]
     for b, e in zip(begin, end):
@@ -105,6 +108,51 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
         wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
         np.matmul(wg, cols, out=y[:, g * og:(g + 1) * og])
     return y.reshape(n, o, *out)
+
+
+def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int],
+                          begin: Sequence[int], end: Sequence[int], groups: int) -> np.ndarray:
+    """``convolve`` at stride 1, with pads of 0 or more: im2col over the flattened padded
+    input. Output position ``p`` (on the padded grid) of kernel offset ``k`` reads the
+    padded input at flat index ``p + offset(k)``, so each row of the columns is one
+    contiguous run of the padded input (the window view's rows are runs of one output
+    row only). The output is computed on the padded grid's width and cropped (a view):
+    the positions dropped are the only ones whose reads run past a row's end."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    kernel = w.shape[2:]
+    padded = [d + b + e for d, b, e in zip(x.shape[2:], begin, end)]
+    out = [p - (k - 1) * dl for p, k, dl in zip(padded, kernel, dilations)]
+    if any(v <= 0 for v in out):
+        return np.zeros((n, o, *(max(v, 0) for v in out)), dtype=x.dtype)
+    # elements between neighbours along each spatial axis of the padded input
+    step = [int(np.prod(padded[i + 1:], dtype=np.int64)) for i in range(len(padded))]
+    per_channel = step[0] * padded[0]
+    length = out[0] * step[0]  # output positions on the padded grid
+    reach = sum((k - 1) * dl * st for k, dl, st in zip(kernel, dilations, step))
+    slack = max(reach + length - per_channel, 0)  # the last channel's reads past its end
+    flat = scratch("padded", [n * c * per_channel + slack], x.dtype)
+    flat.fill(0)
+    image = flat[:n * c * per_channel].reshape(n, c, *padded)
+    image[(slice(None), slice(None), *(slice(b, b + d) for b, d in zip(begin, x.shape[2:])))] \
+        = x
+    item = flat.itemsize
+    runs = np.lib.stride_tricks.as_strided(
+        flat, (n, c, *kernel, length),
+        (c * per_channel * item, per_channel * item,
+         *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
+    k_size = int(np.prod(kernel, dtype=np.int64))
+    cols = scratch("columns", runs.shape, x.dtype)
+    np.copyto(cols, runs)
+    cols = cols.reshape(n, c * k_size, length)
+    cg, og = c // groups, o // groups
+    y = np.empty((n, o, length), dtype=x.dtype)
+    for g in range(groups):
+        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
+        np.matmul(wg, cols[:, g * cg * k_size:(g + 1) * cg * k_size],
+                  out=y[:, g * og:(g + 1) * og])
+    wide = y.reshape(n, o, out[0], *padded[1:])
+    return wide[(slice(None), slice(None), slice(None), *(slice(0, v) for v in out[1:]))]
 
 
 _SCRATCH = threading.local()

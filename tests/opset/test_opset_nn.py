@@ -746,6 +746,12 @@ def test_slice_scatter() -> None:
     ((6, 5), (3, 3), [2, 2], [1, 1], ([0, 0], [0, 0]), "same_upper"),
     ((6, 5), (2, 3), [2, 1], [1, 2], ([0, 0], [0, 0]), "same_lower"),
     ((4, 5, 3), (2, 2, 2), [1, 2, 1], [1, 1, 2], ([0, 0, 0], [0, 0, 0]), "valid"),
+    # unit strides: im2col over the flattened padded input (convolution._convolve_unit_stride)
+    ((7,), (3,), [1], [2], ([2], [1]), "explicit"),
+    ((6, 5), (3, 2), [1, 1], [2, 1], ([1, 0], [2, 1]), "explicit"),
+    ((6, 5), (3, 3), [1, 1], [1, 1], ([0, 0], [0, 0]), "same_upper"),
+    ((5, 5), (1, 3), [1, 1], [1, 1], ([0, 1], [0, 1]), "explicit"),
+    ((4, 5, 3), (2, 3, 2), [1, 1, 1], [1, 1, 2], ([1, 0, 1], [0, 2, 1]), "explicit"),
 ])
 def test_convolutions(spatial: tuple, kernel: tuple, strides: list, dilations: list,
                       pads: tuple, auto_pad: str) -> None:
