@@ -40,12 +40,14 @@ _CF = "irtool.runtime.control_flow."
 _TRUTH = ("equivalent: a boolean read as int(item) (0 or 1) instead of bool(item): every "
           "caller takes its truth value (bool(cond) in the Loop and If kernels, `if not "
           "cond: break` in the generated loop, `cond and ...` in _run), which is the same")
-_TI_GAP = ("not equivalent, on a known gap: a TensorIterator without sliced inputs takes its "
-           "count from a concatenated output's static dim in irtool, while OpenVINO's CPU "
-           "plugin runs the body once (strict xfail "
-           "test_tensor_iterator_without_sliced_inputs_runs_once_like_openvino). No "
-           "independent reference backs irtool's count, so no test pins it; these mutants "
-           "change only that count, and go away when the function becomes `return 1`")
+_RESULT_INPUT = ("equivalent: a body Result always has its one input (the IR builder and "
+                 "reader give it one; validate's structure rules refuse a Result without), "
+                 "so the guard never takes its else branch")
+_SCOPE_OF_BATCHED = ("equivalent: the scope only names the batched plan in its errors; at the "
+                     "top level \"\" and None give the same path, and in a body the batched "
+                     "plan's run-time errors are caught and the loop runs instead, naming the "
+                     "body layer itself (compiling the batched form, which irtool builds from "
+                     "IR that passed validate, does not fail)")
 _CONSTANT_TRUE = ("equivalent: compile_loop drops a constant-true body condition so the "
                   "generated loop need not check it; this mutant only keeps the check, which "
                   "then passes on every iteration: same values, same errors")
@@ -140,29 +142,125 @@ EXPLAINED: dict[str, Note] = {
         (12, 'if kinds == "XXbXX" else int(item)'),
         (13, 'if kinds == "B" else int(item)'),
         (43, 'if (kinds == "b") and False else int(item)'),
+        (47, 'if kinds == "XXbXX" else int(item)'),
+        (48, 'if kinds == "B" else int(item)'),
     )},
-    **{_CF + f"x__iterations_from_outputs__mutmut_{n}": Note(line, _TI_GAP) for n, line in (
-        (1, "dims = None"),
-        (3, "if (spec.axis < 0) and False else spec.axis"),
-        (4, "if (spec.axis < 0) or True else spec.axis"),
-        (5, "axis = spec.axis - len(dims)"),
-        (6, "if spec.axis <= 0 else spec.axis"),
-        (7, "if spec.axis < 1 else spec.axis"),
-        (9, "if 1 <= axis < len(dims)"),
-        (10, "if 0 < axis < len(dims)"),
-        (11, "if 0 <= axis <= len(dims)"),
-        (12, "and dims[axis] > 0:"),
-        (13, "and dims[axis] >= 1:"),
-    )},
+    _CF + "x__scalar__mutmut_42": Note(
+        "item = arr.reshape(None).item()",
+        "equivalent: arr has exactly one element here (checked just before); reshape(None) "
+        "leaves it as it is, and item() of a one-element array is that element, as after "
+        "the 0-d reshape"),
     _IT + "x_stack__mutmut_39": Note(
         "error = body._failure(fusion.step, None, err)",
         "equivalent: Plan._failure reads its inputs argument only for index -1 (binding the "
         "plan's inputs); a step's index is never -1, so () and None give the same error"),
-    _CF + "x__concat_spec__mutmut_4": Note(
-        "if (res_layer.inputs) or True else None",
-        "equivalent: a body Result always has its one input (the IR builder and reader "
-        "give it one; validate's structure rules refuse a Result without), so the guard "
-        "never takes its else branch"),
+    **{_CF + f"x__{fn}__mutmut_{n}": Note(line, _RESULT_INPUT) for fn, n, line in (
+        ("concat_spec", 4, "if (res_layer.inputs) or True else None"),
+        ("zero_source", 8, "if (res_layer.inputs) or True else None"),
+        ("zero_source", 47, "port = res_layer.inputs[0] if (res_layer.inputs) or True"),
+        ("zero_source", 51, "dims = port.dims if (port is not None) or True else None"),
+        ("zero_source", 56, "port.precision if (port is not None) or True else None"),
+    )},
+    _CF + "x__concat_spec__mutmut_21": Note(
+        "shape = list(candidate) or [2]",
+        "equivalent: the list stands for a scalar body Result, which has rank 1 once "
+        "stacked, so the concat axis is 0 (or -1) and that one dim is set to 0: [0] from "
+        "[1] as from [2]"),
+    _CF + "x__concat_spec__mutmut_55": Note(
+        "if dims is None or not why:",
+        "equivalent: the reason is only read when no shape was found (ConcatOutput's "
+        "why_no_empty, used when empty_dims is None); with a shape, the mutant only sets a "
+        "reason nothing reads (test_zero_iterations_of_a_concat_along_an_axis_out_of_range_"
+        "say_so pins the reason when there is no shape)"),
+    **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
+        "the line is gone: it took the element type of a zero-iteration concatenation from "
+        "the body Result and the Loop output's only where the body's was missing, not where "
+        "it was dynamic (irtool refused a loop whose output alone declared the type; "
+        "test_zero_iterations_of_a_concat_take_the_type_either_side_declares); now the "
+        "body's type or, where that is dynamic or missing, the output's")) for n, line in (
+        (63, "else None) and outer.precision"),
+        (64, "if (res_layer.inputs) and False else None) or outer.precision"),
+        (65, "if (res_layer.inputs) or True else None) or outer.precision"),
+    )},
+    **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
+        "not equivalent, only on IR validate refuses: it differs only for stride 0 on a "
+        "concatenated output (forward or reversed order), which validate refuses "
+        "(SLICE_PARAMS: stride=0 never advances) and for which no engine or spec defines "
+        "an order")) for n, line in (
+        (90, "entry.slicing().stride <= 0"),
+        (91, "entry.slicing().stride < 1"),
+    )},
+    **{_CF + f"x__compile_iteration__mutmut_{n}": Note(line, (
+        "the argument is gone: it was never read (the function's parameter is removed)"))
+       for n, line in ((163, "_concat_spec(layer, None, plan"),
+                       (222, "_zero_source(None, graph, plan"))},
+    **{_CF + f"x__compile_iteration__mutmut_{n}": Note(line, (
+        "equivalent: every Loop and TensorIterator has a port_map list here: the IR reader "
+        "and the builder always set one (empty when the file has none), so the default is "
+        "never used")) for n, line in (
+        (36, 'layer.port_maps.get("port_map", None)'),
+        (38, 'layer.port_maps.get("port_map", )'),
+    )},
+    _CF + "x__compile_iteration__mutmut_95": Note(
+        "if shape in ((), (2,)) else (1,)",
+        "equivalent on IR that passes validate: a declared (1,) still becomes (1,) through "
+        "the else branch; only a current_iteration Parameter declared [2] would differ, "
+        "and validate refuses it (a current_iteration is a scalar or a 1-element tensor)"),
+    **{_CF + f"x__compile_iteration__mutmut_{n}": Note(line, (
+        "not equivalent, on an open reading: it differs only for a Loop output port with "
+        "id 0 (outputs numbered before the inputs); irtool reads external_port_id as the "
+        "port's id, OpenVINO's reader refuses such a file (\"node index is out of range\": "
+        "it takes the number as a position), so no reference backs a test")) for n, line in (
+        (144, "if entry.external_port_id <= 0:"),
+        (145, "if entry.external_port_id < 1:"),
+    )},
+    _CF + "x__zero_source__mutmut_14": Note(
+        "if src is not None or graph.layer(src[0])",
+        "equivalent: src is never None here: compile_graph refuses a body whose Result input "
+        "has no producer (\"input port N is not connected\") before _zero_source runs"),
+    _CF + "x__zero_source__mutmut_25": Note(
+        "if (src[0] in ids) or True else None",
+        "equivalent: plan.parameters is every Parameter of the body (graph.parameters()), "
+        "so a Parameter feeding the Result is always among them"),
+    **{_CF + f"x__dtype__mutmut_{n}": Note(line, (
+        "equivalent: the dynamic element type's dtype is None, so et.dtype gives it the "
+        "None the guard gives")) for n, line in (
+        (6, 'et.kind == "XXdynamicXX"'),
+        (7, 'et.kind == "DYNAMIC"'),
+    )},
+    _CF + "x__run__mutmut_26": Note(
+        "parts = None",
+        "equivalent: parts stays this value only without sliced inputs, and the generated "
+        "loop reads parts[k] only for sliced input k"),
+    **{_CF + f"x__run__mutmut_{n}": Note(line, (
+        "equivalent: slice_parts raises only what slice_bounds raises (it calls it first), "
+        "and the loop just above called slice_bounds on the same input with the right "
+        "layer and scope without an error")) for n, line in (
+        (68, "lim, None, scope, k in squeezed)"),
+        (69, "lim, layer, None, k in squeezed)"),
+    )},
+    _CF + "x__run__mutmut_143": Note(
+        "result[o] = np.array(source, )",
+        "equivalent: np.array copies by default (copy=True)"),
+    **{_CF + f"x__batch_fits__mutmut_{n}": Note(line, (
+        "equivalent: it differs only for a batched form built for 0 iterations (a sliced "
+        "input declared with 0 rows); the caller asks only for trip > 0, which needs that "
+        "input to have trip > 0 rows, against its declared 0: the executor refuses such "
+        "an input before the loop runs")) for n, line in (
+        (4, "if form.count > 0 and form.count != count:"),
+        (5, "if form.count >= 1 and form.count != count:"),
+    )},
+    _CF + "x__batch_fits__mutmut_14": Note(
+        "axis <= len(shape) or shape[axis] != count",
+        "equivalent where inputs have their declared rank: it differs only when a slicing "
+        "or whole-read axis equals the input's rank, which validate refuses against the "
+        "declared rank and the executor against the fed shape"),
+    **{_CF + f"x_{fn}__mutmut_{n}": Note(line, _SCOPE_OF_BATCHED) for fn, n, line in (
+        ("compile_loop", 48, "batched = _batched_plan(layer, None, options)"),
+        ("compile_tensor_iterator", 34, "batched = _batched_plan(layer, None, options)"),
+        ("_batched_plan", 6, "compile_graph(form.graph, None, options)"),
+        ("_batched_plan", 12, "layer_path(layer, None)}/batched"),
+    )},
     **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
         "equivalent: _concat_spec is only called for port-map outputs that have an axis "
         "(it.concat gets an entry only when entry.axis is not None), so the default is "
@@ -170,7 +268,7 @@ EXPLAINED: dict[str, Note] = {
         (9, "if (entry.axis is not None) or True else 0"),
         (11, "if entry.axis is not None else 1"),
     )},
-    _CF + "x__concat_spec__mutmut_16": Note(
+    _CF + "x__concat_spec__mutmut_34": Note(
         "break",
         "not equivalent, but only on inconsistent IR: it differs when the body Result's "
         "declared rank cannot hold the concat axis while the Loop output's can; such a "
@@ -178,7 +276,7 @@ EXPLAINED: dict[str, Note] = {
         "an axis >= r), so only its zero-iteration output differs (an empty tensor shaped "
         "from the output's dims, or this mutant's error), and no independent reference says "
         "which is right"),
-    _CF + "x__concat_spec__mutmut_13": Note(
+    _CF + "x__concat_spec__mutmut_14": Note(
         "why = None",
         "equivalent: `why` is only read when no shape was found, and then `not why` is true "
         "for None as for \"\"; the reason is set before it is read"),
@@ -190,7 +288,7 @@ EXPLAINED: dict[str, Note] = {
         (28, "_condition_check(None, scope))"),
         (29, "_condition_check(layer, None))"),
     )},
-    _CF + "x_compile_loop__mutmut_60": Note(
+    _CF + "x_compile_loop__mutmut_67": Note(
         '"XXiuXX"',
         "equivalent: the kinds string is only tested with `in` against numpy dtype kinds "
         "(one lower-case letter each, never 'X') and compared with \"b\"; \"XXiuXX\" "

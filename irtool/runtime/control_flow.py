@@ -17,8 +17,9 @@ and, where the specs are silent, OpenVINO's own implementations:
 * Zero iterations: an output without ``axis`` whose body Result is carried by a
   back edge (or is a body Parameter) returns the initial value, one fed by a body
   Const returns the constant (as OpenVINO does); a concatenated
-  output has length 0 along its axis and the other dims of the body Result's
-  declared shape (0 where nothing declares one, as OpenVINO and onnxruntime give).
+  output has length 0 along its axis and the other dims and element type of the
+  body Result's declaration, the Loop output's where the body's leaves them open
+  (a dim nothing declares is 0, as OpenVINO and onnxruntime give).
 * Sliced inputs: ``start``/``end`` count as in OpenVINO's CPU plugin: a negative
   bound ``b`` means ``D + 1 + b`` (so ``-1`` is the end of the axis of length
   ``D``); the range is ``[start, end)`` for ``stride > 0`` and ``[end, start)``
@@ -136,7 +137,7 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> Iterati
                 raise fail(layer, scope, f"port_map output names port {entry.external_port_id}, "
                             "which is not an output port of the layer", entry.line)
             if entry.axis is not None:
-                it.concat.append(_concat_spec(layer, graph, plan, entry, out, result))
+                it.concat.append(_concat_spec(layer, plan, entry, out, result))
             else:
                 it.last.append((out, result))
 
@@ -157,12 +158,12 @@ def _compile_iteration(layer: Layer, scope: str, options: RunOptions) -> Iterati
     if missing:
         raise fail(layer, scope, f"output port(s) {', '.join(map(str, missing))} have no "
                     "port_map output")
-    it.zero = {out: _zero_source(layer, graph, plan, it, result) for out, result in it.last}
+    it.zero = {out: _zero_source(graph, plan, it, result) for out, result in it.last}
     return it
 
 
-def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, out: int,
-                 result: int) -> ConcatOutput:
+def _concat_spec(layer: Layer, plan: Plan, entry: PortMapEntry, out: int, result: int
+                 ) -> ConcatOutput:
     """A concatenated output, with what a zero-iteration run returns for it."""
     res_layer = plan.results[result]
     declared = res_layer.inputs[0].dims if res_layer.inputs else None
@@ -190,15 +191,16 @@ def _concat_spec(layer: Layer, graph: Graph, plan: Plan, entry: PortMapEntry, ou
         dims = open_dims  # a dim no declaration fixes is 0, as in OpenVINO and onnxruntime
     if dims is None and not why:
         why = "the body Result's shape is unknown"
-    et = (res_layer.inputs[0].precision if res_layer.inputs else None) or outer.precision
-    dtype = _dtype(et)
+    # The body Result's element type, or where it is dynamic the layer's own output's.
+    dtype = _dtype(res_layer.inputs[0].precision if res_layer.inputs else None)
+    if dtype is None:
+        dtype = _dtype(outer.precision)
     if dims is not None and dtype is None:
         dims, why = None, "the body Result's element type is unknown"
     return ConcatOutput(out, result, axis, entry.slicing().stride < 0, dims, dtype, why)
 
 
-def _zero_source(layer: Layer, graph: Graph, plan: Plan, it: Iteration,
-                 result: int) -> ZeroIteration:
+def _zero_source(graph: Graph, plan: Plan, it: Iteration, result: int) -> ZeroIteration:
     """The value of an output without ``axis`` when the loop body never runs."""
     param_of = {r: p for p, r in it.back}
     param = param_of.get(result)

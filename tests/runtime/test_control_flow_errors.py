@@ -19,11 +19,16 @@ from support.ir_builders import (
     F32,
     Net,
     check,
+    counted_loop,
     counting_loop,
     doubling_if,
     finish,
+    growing_history,
+    history_loop,
     info,
     runaway_body,
+    true_result,
+    unsqueeze,
 )
 
 import irtool
@@ -273,6 +278,81 @@ def test_outputs_without_a_mapping_are_all_named() -> None:
     ports = ", ".join(str(p.id) for p in layer.outputs)
     assert refusal(compile_loop, layer) == (
         f"{where(layer)}: output port(s) {ports} have no port_map output")
+
+
+def test_body_parameter_without_a_port_map_input() -> None:
+    layer = loop_layer()
+    acc = _entry(layer, "input")
+    layer.port_maps["port_map"].remove(acc)
+    param = layer.bodies["body"].layer(acc.internal_layer_id)
+    assert refusal(compile_loop, layer) == (
+        f'{where(layer)}: body Parameter {param.id} "{param.name}" has no port_map input')
+
+
+def history_rows(via: str) -> Layer:
+    """A Loop growing hist (carried, [?] i64) by its iteration number, and concatenating
+    hist as a row per iteration along axis 0: made a [1, k] row by ``via`` (Unsqueeze,
+    which the runtime stacks, or Reshape, which it concatenates); inputs trip, cond, h0."""
+    body = Net()
+    i, hist, grown = growing_history(body)
+    r_hist = body.result(grown)
+    if via == "Unsqueeze":
+        row = unsqueeze(body, grown)
+    else:
+        row = body.op("Reshape", "opset1", [grown, body.const(np.array([1, -1]))],
+                      {"special_zero": "false"}, shape=(1, -1))
+    net, lp = history_loop(body, i, hist, r_hist, name="rows")
+    lp.output(body.result(row), info("i64", (-1, -1)), names=["rows"], axis=0)
+    layer, outs = lp.build()
+    finish(net, outs)
+    return layer
+
+
+def computed_loop(axis: int | None) -> Layer:
+    """A Loop whose output (concatenated along ``axis``, if given) is x + x of an invariant
+    x of no declared shape; inputs trip, cond, X."""
+    body = Net()
+    x = body.param("x", "f32", None)
+    r_y = body.result(body.op("Add", "opset1", [x, x], {"auto_broadcast": "numpy"}))
+    net = Net()
+    lp = counted_loop(net, body, name="twice")
+    lp.invariant(net.param("X", "f32", None), x)
+    lp.execution_condition(true_result(body))
+    lp.output(r_y, info("f32", None), names=["y"], axis=axis)
+    layer, outs = lp.build()
+    finish(net, outs)
+    return layer
+
+
+ROWS_DIFFER = ("cannot concatenate the iterations' values along axis 0: all the input array "
+               "dimensions except for the concatenation axis must match exactly")
+ZERO_TRIPS = "the loop ran zero iterations and "
+
+
+@pytest.mark.parametrize("make,inputs,says", [
+    (lambda: history_rows("Unsqueeze"), [np.array(2), np.array(True), np.array([7])],
+     ROWS_DIFFER),
+    (lambda: history_rows("Reshape"), [np.array(2), np.array(True), np.array([7])],
+     ROWS_DIFFER),
+    (lambda: computed_loop(None), [np.array(0), np.array(True), np.ones(2, F32)],
+     ZERO_TRIPS + "the body Result is not a carried value and has no declared type and "
+                  "shape"),
+    (lambda: computed_loop(0), [np.array(0), np.array(True), np.ones(2, F32)],
+     ZERO_TRIPS + "the empty concatenation has no known shape: the body Result's shape is "
+                  "unknown"),
+], ids=["stacked-rows-differ", "concatenated-rows-differ", "zero-trips-no-shape",
+        "zero-trips-concat-no-shape"])
+def test_output_errors_name_the_loop_in_its_scope(make: Callable[[], Layer],
+                                                  inputs: list[np.ndarray], says: str) -> None:
+    """Run-time errors of a Loop's outputs: rows of 1 and 2 elements do not concatenate
+    (stacked or concatenated), and after zero iterations nothing gives an undeclared
+    output its shape; each names the layer by its path and the output port."""
+    layer = make()
+    with pytest.raises(ExecutionError) as info_:
+        compile_loop(layer, SCOPE, RunOptions())(inputs)
+    message = str(info_.value)
+    assert message.startswith(f"{where(layer)}: output port {layer.outputs[-1].id}: {says}"), \
+        message
 
 
 def two_sliced_ti(rows_a: int, rows_b: int) -> Layer:

@@ -68,6 +68,30 @@ def test_current_iteration_scalar_and_one_element(iter_shape: tuple, iter_et: st
           counting_expected(6, True, A0))
 
 
+@pytest.mark.parametrize("iter_et,iter_shape,dtype,each", [
+    ("dynamic", (), np.int64, ()), ("i64", None, np.int64, (1,)),
+    ("i32", (-1,), np.int32, (1,))], ids=["dynamic-type", "dynamic-rank", "dynamic-dim"])
+def test_current_iteration_of_dynamic_type_or_shape(iter_et: str, iter_shape: tuple | None,
+                                                    dtype: type, each: tuple) -> None:
+    """A current_iteration Parameter of dynamic element type holds an i64, one of dynamic
+    shape a [1] tensor, as OpenVINO's reference implementation makes it (its CPU plugin
+    refuses both: no dynamic element type, and a [1] shape check): the iteration numbers
+    by hand, the last one and all of them concatenated."""
+    body = Net()
+    i = body.param("i", iter_et, iter_shape)
+    r_i = body.result(i)
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(r_i, info(iter_et, iter_shape), names=["last"])
+    lp.output(r_i, info(iter_et, None), names=["all"], axis=0)
+    model = finish(net, lp)
+    got = irtool.run(model, {"trip": np.array(4), "cond": np.array(True)})
+    assert_same(got, {"last": np.full(each, 3, dtype), "all": np.arange(4, dtype=dtype)},
+                "irtool")
+
+
 def threshold_loop(limit: float) -> irtool.Model:
     """acc = acc * 2 while the body's condition (acc < limit after the step) holds."""
     body = Net()
@@ -126,6 +150,19 @@ def test_for_with_condition(trip: int) -> None:
     expected = threshold_expected(trip, True, 1.0, 100.0)
     assert expected["steps"].shape == ((3,) if trip == 3 else (7,))
     check(threshold_loop(100.0), feeds, expected)
+
+
+def test_for_with_condition_under_a_lower_cap() -> None:
+    """trip 20 over max_iterations=10: the cap alone does not stop the loop before it
+    starts, since the condition may end it first (after 7 iterations here); with the cap
+    at 5 it would run more, and stops."""
+    feeds = {"trip": np.array(20), "cond": np.array(True), "a0": np.array(1, F32)}
+    expected = threshold_expected(20, True, 1.0, 100.0)
+    assert expected["steps"].shape == (7,)
+    assert_same(Executor(threshold_loop(100.0), max_iterations=10).run(feeds), expected,
+                "irtool")
+    with pytest.raises(irtool.ExecutionError, match="more than 5 iterations"):
+        Executor(threshold_loop(100.0), max_iterations=5).run(feeds)
 
 
 def test_invariant_inputs() -> None:
@@ -296,14 +333,17 @@ def test_concatenated_output_axes(axis: int, result_shape: tuple, out_shape: tup
 
 @pytest.mark.parametrize("axis,result_shape,out_shape", [(-1, (2, 1), (2, -1)),
                                                          (-2, (1, 2), (-1, 2))])
+@pytest.mark.parametrize("trip", [4, 0])
 def test_concatenated_output_negative_axis(axis: int, result_shape: tuple,
-                                           out_shape: tuple) -> None:
+                                           out_shape: tuple, trip: int) -> None:
     """The spec: a negative axis counts from the end. OpenVINO's CPU plugin (2026.4) gets
     negative output axes wrong (-1 yields shape (2, 1), -2 raises), so OpenVINO confirms the
-    expectation on the same IR with the axis written as ``axis + rank``."""
+    expectation on the same IR with the axis written as ``axis + rank``. Zero iterations
+    leave the output empty along that axis, the other dim declared."""
     v = np.array([1.0, -3.0], F32).reshape(result_shape)
-    feeds = {"trip": np.array(4), "cond": np.array(True), "V": v}
-    expected = scan_expected(v, axis + 2, 4)
+    feeds = {"trip": np.array(trip), "cond": np.array(True), "V": v}
+    empty = np.zeros([0 if k == axis + 2 else d for k, d in enumerate(result_shape)], F32)
+    expected = scan_expected(v, axis + 2, trip) if trip else {"scan": empty}
     assert_same(irtool.run(column_scan_loop(axis, result_shape, out_shape), feeds), expected,
                 "irtool")
     positive = column_scan_loop(axis + 2, result_shape, out_shape)

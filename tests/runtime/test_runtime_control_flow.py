@@ -197,7 +197,10 @@ def test_traceback_through_generated_loop_code_shows_the_line_and_its_layer() ->
     assert f'File "{frames[0].filename}", line {frames[0].lineno}' in shown and line in shown
 
 
-def test_sliced_input_that_runs_out() -> None:
+@pytest.mark.parametrize("second", [None, 4, 2], ids=["alone", "longer-last", "shorter-last"])
+def test_sliced_input_that_runs_out(second: int | None) -> None:
+    """X has 3 rows, a second sliced input Y (listed after X) 4 or 2: the shortest one
+    runs out first, and says how many parts it has."""
     body = Net()
     part = body.param("part", "f32", (1, 2))
     r_part = body.result(part)
@@ -205,14 +208,24 @@ def test_sliced_input_that_runs_out() -> None:
     lp = counted_loop(net, body)
     x = net.param("X", "f32", (3, 2))
     lp.sliced(x, part, 0)
+    feeds = {"trip": np.array(5), "cond": np.array(True), "X": np.ones((3, 2), F32)}
+    if second is not None:
+        y_part = body.param("y_part", "f32", (1, 2))
+        lp.sliced(net.param("Y", "f32", (second, 2)), y_part, 0)
+        lp.output(body.result(y_part), info("f32", (-1, 2)), names=["y_parts"], axis=0)
+        feeds["Y"] = np.arange(2 * second, dtype=F32).reshape(second, 2)
     lp.execution_condition(true_result(body))
     lp.output(r_part, info("f32", (-1, 2)), names=["parts"], axis=0)
     model = finish(net, lp)
-    feeds = {"trip": np.array(5), "cond": np.array(True), "X": np.ones((3, 2), F32)}
-    with pytest.raises(ExecutionError, match="only 3 parts"):
+    fewest = min(3, second or 3)
+    with pytest.raises(ExecutionError, match=f"needs part {fewest} of the sliced inputs, "
+                       f"which have only {fewest} parts"):
         irtool.run(model, feeds)
-    feeds["trip"] = np.array(3)
-    np.testing.assert_array_equal(irtool.run(model, feeds)["parts"], np.ones((3, 2), F32))
+    feeds["trip"] = np.array(fewest)
+    got = irtool.run(model, feeds)
+    np.testing.assert_array_equal(got["parts"], np.ones((fewest, 2), F32))
+    if second is not None:
+        np.testing.assert_array_equal(got["y_parts"], feeds["Y"][:fewest])
 
 
 def test_zero_iterations_with_an_unknown_concat_shape() -> None:
