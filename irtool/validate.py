@@ -93,6 +93,9 @@ SLICE_PARAMS                 error    part_size < 1 or stride 0 (sliced input/co
 SLICE_DIM                    error    start/end outside the static sliced dim, stride running
                                       away from end, or a range that does not split into
                                       parts of part_size every |stride|
+SLICE_OPENVINO               warning  a sliced range OpenVINO's CPU plugin reads otherwise: it
+                                      cuts from the first (last) element whatever start says,
+                                      and refuses a forward end >= 0 or backward end < 0
 ITERATION_COUNT              error    a TensorIterator's sliced inputs and concatenated outputs
                                       (their static dims, start/end/stride/part_size) give
                                       different numbers of iterations (one, without sliced

@@ -113,6 +113,19 @@ class Slicing(NamedTuple):
     part_size: int
 
 
+def sliced_range(dim: int, start: int, end: int, stride: int) -> tuple[int, int]:
+    """The half-open range ``[lo, hi)`` of a dimension of ``dim`` elements that a port
+    map's ``start`` and ``end`` name, as OpenVINO (its core and CPU plugin) and irtool's
+    runtime read them: ``end`` exclusive, a negative value counted from one past the end
+    (``-1`` is ``dim``), and ``start`` the upper bound when ``stride`` is negative. The
+    range does not fit when ``lo < 0`` or ``hi > dim``, and runs away from its end when
+    ``lo > hi``. (The spec's words, "the last index", would make ``end`` inclusive; the
+    two readings agree on every range OpenVINO runs, see ``validation.control_flow``.)"""
+    first = start + dim + 1 if start < 0 else start
+    last = end + dim + 1 if end < 0 else end
+    return (first, last) if stride > 0 else (last, first)
+
+
 @dataclass
 class BackEdge:
     """A body Result whose value feeds a body Parameter on the next iteration."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ExecutionError, IRToolError
-from ..ir.graph import Layer
+from ..ir.graph import Layer, sliced_range
 from .plan import Kernel, Plan, describe_layer, layer_path
 
 
@@ -134,9 +134,7 @@ def slice_bounds(spec: SlicedInput, value: np.ndarray, layer: Layer, scope: str
         raise fail(layer, scope, f"sliced input on port {spec.port_id}: axis {spec.axis} is out "
                     f"of range for shape {list(arr.shape)}")
     dim = arr.shape[axis]
-    start = spec.start + dim + 1 if spec.start < 0 else spec.start
-    end = spec.end + dim + 1 if spec.end < 0 else spec.end
-    lo, hi = (start, end) if spec.stride > 0 else (end, start)
+    lo, hi = sliced_range(dim, spec.start, spec.end, spec.stride)
     if lo < 0 or hi > dim or lo > hi:
         raise fail(layer, scope, f"sliced input on port {spec.port_id}: start={spec.start} "
                     f"end={spec.end} stride={spec.stride} do not fit axis {spec.axis} of "

@@ -106,6 +106,8 @@ RULES: dict[str, Rule] = {
                          "concatenated output"),
     "SLICE_DIM": Rule("error", "control", "start/end/stride/part_size do not fit the sliced "
                       "static dimension"),
+    "SLICE_OPENVINO": Rule("warning", "control", "a sliced range OpenVINO's CPU plugin cuts "
+                           "from elsewhere than written, or refuses (start not 0 / -1)"),
     "ITERATION_COUNT": Rule("error", "control", "a TensorIterator's sliced inputs and "
                             "concatenated outputs give different numbers of iterations"),
     "LOOP_TRIP_COUNT": Rule("error", "control",

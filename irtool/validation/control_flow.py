@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir.graph import Graph, Layer, Port, PortMapEntry
+from ..ir.graph import Graph, Layer, Port, PortMapEntry, sliced_range
 from .report import (
     Reporter,
     body_scope,
@@ -228,22 +228,31 @@ def _check_sliced_input(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_por
     parts, problem = _parts(dim, start, end, stride, part)
     if problem is not None:
         ctx.add("SLICE_DIM", f"{where}: {problem}", entry.line)
-    elif parts is not None:
+        return
+    if parts is not None:
         ctx.sliced.append((entry, parts))
+    if not _openvino_reads_alike(start, end, stride):
+        ctx.add("SLICE_OPENVINO", f"{where}: start={start} end={end} stride={stride}: "
+                "OpenVINO's CPU plugin reads only start=0 with a negative end (stride > 0) or "
+                "start=-1 with an end of 0 or more (stride < 0); it cuts other ranges from the "
+                "first (last) element or refuses them, while irtool's runtime cuts the range "
+                "written", entry.line)
 
 
 def _parts(dim: int, start: int, end: int, stride: int, part: int
            ) -> tuple[int | None, str | None]:
-    """How many parts ``start``/``end`` (inclusive; negative from the back) cut every
-    ``|stride|`` elements, ``part`` long, from a dimension of ``dim``; or why they do not
-    fit (``runtime.iteration.slice_bounds`` cuts them)."""
-    s = start + dim if start < 0 else start
-    e = end + dim if end < 0 else end
-    if not (0 <= s < dim and 0 <= e < dim):
+    """How many parts ``start``/``end`` cut every ``|stride|`` elements, ``part`` long, from
+    a dimension of ``dim``, read as both engines read them (``ir.graph.sliced_range``); or
+    why they do not fit."""
+    lo, hi = sliced_range(dim, start, end, stride)
+    if not (0 <= lo <= dim and 0 <= hi <= dim):
         return None, f"start={start} end={end} fall outside the sliced dimension of size {dim}"
-    if (stride > 0 and s > e) or (stride < 0 and s < e):
+    if lo > hi:
         return None, f"stride={stride} runs away from end={end} (start={start}, dimension {dim})"
-    length, step = abs(e - s) + 1, abs(stride)
+    length, step = hi - lo, abs(stride)
+    if not length:
+        return None, (f"start={start} end={end} name no element of the sliced dimension of "
+                      f"size {dim} (end is exclusive, -1 one past the last element)")
     if length % part or length < part or (length - part) % step:
         # The spec's walk: a part of part_size every |stride| elements, the last one
         # ending at end. (OpenVINO's CPU plugin refuses a stride longer than the range,
@@ -252,6 +261,15 @@ def _parts(dim: int, start: int, end: int, stride: int, part: int
         return None, (f"the {length} sliced elements of dimension {dim} do not split into "
                       f"parts of {part}{every}")
     return (length - part) // step + 1, None
+
+
+def _openvino_reads_alike(start: int, end: int, stride: int) -> bool:
+    """Does OpenVINO's CPU plugin slice ``start``/``end`` as written? It cuts the parts from
+    the first element walking forward and from the last walking back, whatever ``start``
+    says, and refuses a forward range whose ``end`` is 0 or more, or a backward one whose
+    ``end`` is negative (``tests/validate/test_validate_rules.py`` records what each engine
+    does with each)."""
+    return (start == 0 and end < 0) if stride > 0 else (start == -1 and end >= 0)
 
 
 def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_port: Port,

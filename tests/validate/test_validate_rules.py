@@ -392,8 +392,9 @@ def _iter_param_of_two(doc: Doc) -> None:
     add(one(param, "output/port"), "<dim>2</dim>")
 
 
-# Each is a valid IR with exactly one thing wrong (the spec's reading of port maps and
-# slicing: part_size elements every |stride| from start to end, both inclusive).
+# Each is a valid IR with exactly one thing wrong (port maps and slicing as both engines
+# read them: part_size elements every |stride| from start up to end, end exclusive and a
+# negative value counted from one past the last element; ir.graph.sliced_range).
 BRANCHES: list[Case] = [
     # TensorIterator: slicing and the iteration count
     Case("SLICE_PARAMS", "ti", set_attr(TIOUT, start="1", end="0", stride="0"), TI, TIOUT,
@@ -407,20 +408,24 @@ BRANCHES: list[Case] = [
     Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="-3"), TI, SLICED, name="minus-3",
          says="axis=-3 is outside the rank 2 of the sliced input [3,2]"),
     Case("SLICE_DIM", "ti", set_attr(SLICED, start="3"), TI, SLICED, name="start-at-the-dim",
-         says="start=3 end=-1 fall outside the sliced dimension of size 3"),
+         says="start=3 end=-1 name no element of the sliced dimension of size 3"),
     Case("SLICE_DIM", "ti", set_attr(SLICED, start="2", end="0"), TI, SLICED,
          name="runs-away-forward", says="stride=1 runs away from end=0 (start=2, dimension 3)"),
     Case("SLICE_DIM", "ti", both(set_dims(f"{TI}/input/port[@id='0']", 1, 2),
                                  set_attr(SLICED, start="5")), TI, SLICED, name="dim-1",
          says="start=5 end=-1 fall outside the sliced dimension of size 1"),
-    # one row, start == end, either direction (a negative end counts from the back, the
-    # last row -1 included, as OpenVINO reads it too)
+    # one row, either direction (end is exclusive; a negative value counts from one past
+    # the last row, as both engines read it)
     Case("ITERATION_COUNT", "ti", set_attr(SLICED, start="1", end="-2"), TI, TIOUT,
          name="one-row",
          says="its sliced input on port 0 cuts 1 part(s), which concatenate to 1 x 1 along "
               "axis 0, but the output port declares [3,2]; irtool reads start=1"),
-    Case("ITERATION_COUNT", "ti", set_attr(SLICED, start="-2", end="-2", stride="-1"), TI,
+    Case("ITERATION_COUNT", "ti", set_attr(SLICED, start="-2", end="1", stride="-1"), TI,
          TIOUT, name="one-row-backwards", says="cuts 1 part(s), which concatenate to 1 x 1"),
+    # a range OpenVINO reads otherwise (the engines' records: test_openvino_reads_*)
+    Case("SLICE_OPENVINO", "ti", set_attr(SLICED, start="1", end="-1"), TI, SLICED,
+         name="start-1", says="start=1 end=-1 stride=1: OpenVINO's CPU plugin reads only "
+                             "start=0 with a negative end"),
     # the whole dimension as one part
     Case("ITERATION_COUNT", "ti", both(set_attr(SLICED, part_size="3"),
                                        set_dims(f"{TI_NEXT}/output/port", 3, 2, shape=True)),
@@ -1246,20 +1251,25 @@ def _outcome(run: Callable[[], dict]) -> dict | str:
         return "refuses"
 
 
+def _engines(xml: Path, feed: dict[str, np.ndarray]) -> tuple[dict | str, dict | str]:
+    """What OpenVINO's CPU plugin and irtool's runtime (without the gate) make of ``xml``."""
+    from irtool.runtime import Executor
+
+    ov_got = _outcome(lambda: {o.any_name: np.asarray(v) for o, v in
+                               ov.Core().compile_model(str(xml), "CPU")(feed).items()})
+    ours = _outcome(lambda: Executor(irtool.load(xml, strict=False), check=False).run(feed))
+    return ov_got, ours
+
+
+
 @pytest.mark.parametrize("name", sorted(UNCLEAR))
 def test_unclear_cases_by_both_engines(name: str, ov_control_flow_irs: dict[str, Path],
                                        tmp_path: Path) -> None:
     """validate once passed these; the engines disagree or both refuse, so the validator
     rejects them (UNCLEAR above), and the gate keeps them from irtool's runtime."""
-    from irtool.runtime import Executor
-
     case = UNCLEAR[name]
     xml, _ = build(case, ov_control_flow_irs, tmp_path)
-    feed = FEEDS[case.source]
-    ov_got = _outcome(lambda: {o.any_name: np.asarray(v) for o, v in
-                               ov.Core().compile_model(str(xml), "CPU")(feed).items()})
-    ours = _outcome(lambda: Executor(irtool.load(xml, strict=False), check=False).run(feed))
-    for got, want in zip((ov_got, ours), ENGINES[name]):
+    for got, want in zip(_engines(xml, FEEDS[case.source]), ENGINES[name]):
         if want == "refuses":
             assert got == "refuses", got
         else:
@@ -1269,6 +1279,84 @@ def test_unclear_cases_by_both_engines(name: str, ov_control_flow_irs: dict[str,
     assert case.code in {d.code for d in irtool.validate(xml) if d.severity == "error"}
     with pytest.raises(irtool.IRValidationError, match=case.code):
         irtool.load(xml)
+
+
+def _sliced_range_case(start: int, end: int, stride: int, parts: int) -> Case:
+    """test_scan9_sum's TensorIterator slicing ``start``/``end``/``stride`` of x's 3 rows,
+    its concatenated output z declared for ``parts`` rows."""
+    return Case("", "ti", both(
+        set_attr(SLICED, start=str(start), end=str(end), stride=str(stride)),
+        set_dims(f"{TI}/output/port[@id='3']", parts, 2), set_dims(Z_RESULT_PORT, parts, 2)),
+        None)
+
+
+def _summing(rows: list[int]) -> dict[str, np.ndarray]:
+    """What the scan computes over ``rows`` of X3, in that order (hand numpy)."""
+    return {"y": X3[rows].sum(0), "z": X3[rows].cumsum(0)}
+
+
+def _assert_values(got: dict | str, want: dict[str, np.ndarray]) -> None:
+    assert isinstance(got, dict), got
+    for key, value in want.items():
+        np.testing.assert_array_equal(got[key], value)
+
+
+# (start, end, stride) -> (rows OpenVINO's CPU plugin takes, rows irtool's runtime takes:
+# the range written, end exclusive). validate's only finding is the SLICE_OPENVINO warning.
+OPENVINO_ELSEWHERE = {
+    (1, -1, 1): ([0, 1], [1, 2]),
+    (2, -1, 1): ([0], [2]),
+    (-2, 0, -1): ([2, 1], [1, 0]),
+    (-3, 0, -1): ([2], [0]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(OPENVINO_ELSEWHERE))
+def test_openvino_reads_other_rows_than_written(key: tuple[int, int, int],
+                                               ov_control_flow_irs: dict[str, Path],
+                                               tmp_path: Path) -> None:
+    """Ranges that fit and agree with the declared output, but OpenVINO cuts from the
+    first (last) row whatever start says: a warning, since irtool runs them as written."""
+    ov_rows, our_rows = OPENVINO_ELSEWHERE[key]
+    xml, _ = build(_sliced_range_case(*key, len(our_rows)), ov_control_flow_irs, tmp_path)
+    ov_got, ours = _engines(xml, FEEDS["ti"])
+    _assert_values(ov_got, _summing(ov_rows))
+    _assert_values(ours, _summing(our_rows))
+    assert [(d.code, d.severity) for d in irtool.validate(xml)] == [("SLICE_OPENVINO",
+                                                                    "warning")]
+    irtool.load(xml)  # a warning does not stop the gate
+
+
+# Ranges both engines read alike: from the first row forward with a negative end, from the
+# last row back with an end of 0 or more. validate finds nothing.
+READ_ALIKE = {(0, -2, 1): [0, 1], (0, -3, 1): [0], (-1, 1, -1): [2, 1], (-1, 2, -1): [2],
+              (0, -1, 1): [0, 1, 2], (-1, 0, -1): [2, 1, 0]}
+
+
+@pytest.mark.parametrize("key", sorted(READ_ALIKE))
+def test_ranges_both_engines_read_alike(key: tuple[int, int, int],
+                                        ov_control_flow_irs: dict[str, Path],
+                                        tmp_path: Path) -> None:
+    rows = READ_ALIKE[key]
+    xml, _ = build(_sliced_range_case(*key, len(rows)), ov_control_flow_irs, tmp_path)
+    for got in _engines(xml, FEEDS["ti"]):
+        _assert_values(got, _summing(rows))
+    assert irtool.validate(xml) == []
+
+
+# Ranges the spec's "last index" would read as all 3 rows (as validate once did, passing
+# them): both engines read end as exclusive and refuse the output declared for 3.
+BOTH_REFUSE = [(0, 2, 1), (2, 0, -1), (2, -3, -1), (-1, -3, -1), (-3, 2, 1), (-3, -1, 1)]
+
+
+@pytest.mark.parametrize("key", BOTH_REFUSE)
+def test_ranges_both_engines_refuse_are_errors(key: tuple[int, int, int],
+                                               ov_control_flow_irs: dict[str, Path],
+                                               tmp_path: Path) -> None:
+    xml, _ = build(_sliced_range_case(*key, 3), ov_control_flow_irs, tmp_path)
+    assert _engines(xml, FEEDS["ti"]) == ("refuses", "refuses")
+    errors = {d.code for d in irtool.validate(xml) if d.severity == "error"}
+    assert errors & {"ITERATION_COUNT", "SLICE_DIM"}, errors
 
 
 # -- valid variants: validate passes them and both engines agree with hand numpy ----------
