@@ -88,6 +88,23 @@ _SAME = ("equivalent: _same still compares every byte of the two payloads (a rea
          "of 1 compares overlapping chunks; starting at 1 skips byte 0, which every _sample "
          "already read and found equal)")
 
+_XR = "irtool.ir.xml_reader."
+_NONE_IS_FALSE = ("equivalent: lxml's XMLParser reads this option by its truth value, so None "
+                  "is False, the value it had")
+_LXML_DEFAULT = ("equivalent: the option left out has lxml's default value (no_network=True, "
+                 "load_dtd, dtd_validation and huge_tree False), so the parser is the same")
+_NO_FETCH = ("equivalent: with resolve_entities=False and load_dtd=False libxml2 loads no "
+             "external entity or DTD, so there is nothing for no_network to allow or stop (a "
+             "DOCTYPE only the parser can see, with an http:// entity, parses the same either "
+             "way and is refused after: test_a_doctype_only_the_parser_can_see_is_refused)")
+_BACK_EDGE_KEY = ("equivalent: the end's attribute then also lands in BackEdge.extra, which "
+                  "only the writer reads, and it writes it over the same attribute with the "
+                  "file's own spelling of the number int() read; every reader reads the same")
+_ENTRY_KEY = ("equivalent: the id's attribute then also lands in PortMapEntry.extra, which "
+              "only the writer reads, and it writes it over the same attribute with the "
+              "file's own spelling of the number int() read (irtool changes the ids only of "
+              "entries its builder makes, never of entries read); every reader reads the same")
+
 EXPLAINED: dict[str, Note] = {
     _IT + "x_slice_bounds__mutmut_40": Note("if spec.stride >= 0 else (end, start)",
                                             _STRIDE_ZERO),
@@ -644,6 +661,38 @@ EXPLAINED: dict[str, Note] = {
         "they know), so the layer broadcasts the same way")) for n, line in (
         (108, '{"XXauto_broadcastXX": "numpy"}'),
         (109, '{"AUTO_BROADCAST": "numpy"}'),
+    )},
+    **{_XR + f"x_parse_xml__mutmut_{n}": Note(line, _NONE_IS_FALSE) for n, line in (
+        (11, "resolve_entities=None"), (13, "load_dtd=None"), (14, "dtd_validation=None"),
+        (15, "huge_tree=None"),
+    )},
+    **{_XR + f"x_parse_xml__mutmut_{n}": Note(line, _LXML_DEFAULT) for n, line in (
+        (19, "XMLParser(resolve_entities=False, load_dtd=False,"),
+        (20, "no_network=True, dtd_validation=False, huge_tree=False"),
+        (21, "huge_tree=False, remove_comments=True,"),
+        (22, "dtd_validation=False, remove_comments=True,"),
+    )},
+    **{_XR + f"x_parse_xml__mutmut_{n}": Note(line, _NO_FETCH) for n, line in (
+        (12, "no_network=None"), (26, "no_network=False"),
+    )},
+    _XR + "x_parse_xml__mutmut_27": Note(
+        "load_dtd=True",
+        "equivalent: a DTD would be loaded only to be refused: without dtd_validation or "
+        "attribute_defaults lxml takes nothing from it into the tree (no entity is resolved), "
+        "and a document with a DOCTYPE is refused once parsed (_refuse_doctype)"),
+    _XR + "x_parse_xml__mutmut_39": Note(
+        "if (err.position) or True else None",
+        "equivalent: lxml's XMLSyntaxError.position is always a (line, column) tuple, which "
+        "is true, so the else branch is never taken"),
+    **{_XR + f"xǁ_Readerǁback_edges__mutmut_{n}": Note(line, _BACK_EDGE_KEY) for n, line in (
+        (42, '("XXfrom-layerXX", "to-layer")'), (43, '("FROM-LAYER", "to-layer")'),
+        (44, '("from-layer", "XXto-layerXX")'), (45, '("from-layer", "TO-LAYER")'),
+    )},
+    **{_XR + f"xǁ_Readerǁport_map__mutmut_{n}": Note(line, _ENTRY_KEY) for n, line in (
+        (52, '("XXexternal_port_idXX", "internal_layer_id")'),
+        (53, '("EXTERNAL_PORT_ID", "internal_layer_id")'),
+        (54, '("external_port_id", "XXinternal_layer_idXX")'),
+        (55, '("external_port_id", "INTERNAL_LAYER_ID")'),
     )},
     **{_XW + f"_sample__mutmut_{n}": Note(line, _SAMPLE) for n, line in (
         (2, "if n < 256:"), (3, "if n <= 257:"), (5, "payload.read(None, 0, n)"),

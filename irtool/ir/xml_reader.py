@@ -163,6 +163,7 @@ class _Reader:
             if event == "start":
                 depth += 1
                 if depth == 1:
+                    _refuse_doctype(el, self.file)
                     model = self._net(el)
                     model.graph = graph
                     graph.line = el.sourceline
@@ -417,25 +418,38 @@ def rt_node(el: etree._Element) -> RTNode:
     )
 
 
-# Byte order marks of the wide encodings, longest first (UTF-32 LE starts like UTF-16 LE).
+# Byte order marks of the wide encodings, longest first (UTF-32 LE starts like UTF-16 LE),
+# then how a document in each starts without one: its first character is "<" (the XML
+# spec's appendix F; libxml2 reads such files too).
 _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
               (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_WIDE_STARTS = ((b"<\x00\x00\x00", "utf-32-le"), (b"\x00\x00\x00<", "utf-32-be"),
+                (b"<\x00", "utf-16-le"), (b"\x00<", "utf-16-be"))
+_NO_DTD = "DOCTYPE/ENTITY declarations are not allowed in IR XML"
 
 
 def _reject_dtd(data: bytes, file: str) -> None:
     # A DOCTYPE is the door to entity expansion (billion laughs) and external
     # entities (XXE); IR never needs one, so refuse before lxml sees it.
     # A UTF-16/32 file hides the markup from a byte search: scan it as UTF-8.
-    for bom, encoding in _WIDE_BOMS:
-        if data.startswith(bom):
-            data = data[len(bom):].decode(encoding, "replace").encode("utf-8")
+    for mark, encoding in (*_WIDE_BOMS, *_WIDE_STARTS):
+        if data.startswith(mark):
+            skip = len(mark) if (mark, encoding) in _WIDE_BOMS else 0
+            data = data[skip:].decode(encoding, "replace").encode("utf-8")
             break
     head_end = data.find(b"<net")
     head = data if head_end < 0 else data[:head_end]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in data:
         line = data[: max(head.find(b"<!DOCTYPE"), 0)].count(b"\n") + 1
-        raise IRParseError("DOCTYPE/ENTITY declarations are not allowed in IR XML",
-                           file=file, line=line)
+        raise IRParseError(_NO_DTD, file=file, line=line)
+
+
+def _refuse_doctype(root: etree._Element, file: str) -> None:
+    """Refuse a DOCTYPE the byte scan of ``_reject_dtd`` could not see: one in an
+    encoding the file declares (UTF-7, ...) that libxml2 decodes. The parser's options
+    kept it harmless while it was read (no entity expanded, nothing loaded)."""
+    if root.getroottree().docinfo.doctype:
+        raise HeadError("dtd", _NO_DTD, file=file, line=1)
 
 
 def parse_xml(data: bytes, file: str) -> etree._Element:
@@ -447,10 +461,12 @@ def parse_xml(data: bytes, file: str) -> etree._Element:
                              dtd_validation=False, huge_tree=False, remove_comments=True,
                              remove_pis=True)
     try:
-        return etree.fromstring(data, parser)
+        root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as err:
         line = err.position[0] if err.position else None
         raise IRParseError(f"malformed XML: {err.msg}", file=file, line=line) from None
+    _refuse_doctype(root, file)
+    return root
 
 
 def read_bin(path: Path) -> bytes | mmap.mmap:
@@ -480,16 +496,6 @@ def open_weights(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None
         return read_bin(bpath)
     except OSError as err:
         raise IRParseError(f"cannot read weights {bpath}: {err.strerror}", file=file) from None
-
-
-def read_xml_file(xml_path: str | os.PathLike) -> etree._Element:
-    """Parse an IR ``.xml`` file safely (see ``parse_xml``)."""
-    file = str(xml_path)
-    try:
-        data = Path(xml_path).read_bytes()
-    except OSError as err:
-        raise IRParseError(f"cannot read: {err.strerror}", file=file) from None
-    return parse_xml(data, file)
 
 
 def model_from_xml(root: etree._Element, weights: bytes | memoryview | mmap.mmap | None, *,

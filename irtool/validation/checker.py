@@ -99,6 +99,8 @@ def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
         model = xml_reader.stream_model(path, weights, problems=problems, schema=schema)
     except xml_reader.NeedsTree:
         return _check_tree(path, bin_path)
+    except xml_reader.HeadError as err:  # a DOCTYPE only the parser could see
+        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
     except IRParseError as err:
         return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
     diagnostics = [] if schema is not None else [
@@ -117,6 +119,8 @@ def _check_tree(path: str | os.PathLike, bin_path: str | os.PathLike | None
                                     file)]
     try:
         root = xml_reader.parse_xml(data, file)
+    except xml_reader.HeadError as err:
+        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
     except IRParseError as err:
         return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
     del data

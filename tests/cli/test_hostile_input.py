@@ -2,7 +2,8 @@
 
 Each file is a real IR (OpenVINO's ``test_loop11``, which has Consts in the
 Loop body) turned hostile: an external entity pointing at a local secret
-(XXE, in UTF-8 and in UTF-16), a billion-laughs entity bomb, a 0-byte or
+(XXE, in UTF-8, in UTF-16 and UTF-32 with and without a byte order mark, in UTF-7
+which only the parser decodes), a billion-laughs entity bomb, a 0-byte or
 truncated .bin, an absurd dimension, malformed or non-XML bytes, nesting far
 beyond any IR, a missing file. The contract for all of them:
 
@@ -62,7 +63,10 @@ def _deep(text: str, secret: Path) -> str:
 Make = Callable[[str, Path], str]
 HOSTILE: dict[str, tuple[Make | None, Callable[[bytes], bytes] | None, str]] = {
     "xxe": (_xxe, None, "XML_DTD"),
-    "xxe_utf16": (_xxe, None, "XML_DTD"),  # written as UTF-16 below
+    "xxe_utf16": (_xxe, None, "XML_DTD"),  # written in the encodings of ENCODED below
+    "xxe_utf16be_unmarked": (_xxe, None, "XML_DTD"),
+    "xxe_utf32le_unmarked": (_xxe, None, "XML_DTD"),
+    "xxe_utf7": (_xxe, None, "XML_DTD"),
     "billion_laughs": (_billion_laughs, None, "XML_DTD"),
     "empty_bin": (None, lambda b: b"", "CONST_OUT_OF_BOUNDS"),
     "short_bin": (None, lambda b: b[:10], "CONST_OUT_OF_BOUNDS"),
@@ -72,6 +76,11 @@ HOSTILE: dict[str, tuple[Make | None, Callable[[bytes], bytes] | None, str]] = {
     "deep_nesting": (_deep, None, "XML_MALFORMED"),
     "missing": (None, None, "FILE_UNREADABLE"),
 }
+# name -> (Python's codec, the encoding the XML declaration names); "utf-16" writes a
+# byte order mark, the others none. In UTF-7 the "<!" of the declarations is written
+# shifted (base64 of UTF-16), which no byte search finds and libxml2 decodes.
+ENCODED = {"xxe_utf16": ("utf-16", "UTF-16"), "xxe_utf16be_unmarked": ("utf-16-be", "UTF-16"),
+           "xxe_utf32le_unmarked": ("utf-32-le", "UTF-32"), "xxe_utf7": ("utf-7", "UTF-7")}
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +100,11 @@ def hostile(ov_control_flow_irs: dict[str, Path], tmp_path_factory: pytest.TempP
         if name == "missing":
             continue
         body = make_xml(text, secret) if make_xml else text
-        if name == "xxe_utf16":
-            xml.write_bytes(body.replace('<?xml version="1.0"?>',
-                                         '<?xml version="1.0" encoding="UTF-16"?>', 1)
-                            .encode("utf-16"))
+        if name in ENCODED:
+            codec, declared = ENCODED[name]
+            data = body.replace('<?xml version="1.0"?>',
+                                f'<?xml version="1.0" encoding="{declared}"?>', 1).encode(codec)
+            xml.write_bytes(data.replace(b"<!", b"+ADwAIQ-") if codec == "utf-7" else data)
         else:
             xml.write_text(body, encoding="utf-8", errors="surrogateescape")
         xml.with_suffix(".bin").write_bytes(make_bin(weights) if make_bin else weights)
@@ -180,8 +190,8 @@ def test_run_fails_cleanly_and_writes_nothing(name: str, hostile: dict[str, Path
     _assert_run_failed(rc, captured.out, captured.err, out)
 
 
-@pytest.mark.parametrize("name", ["xxe", "billion_laughs", "short_bin", "absurd_dim",
-                                  "deep_nesting"])
+@pytest.mark.parametrize("name", ["xxe", "xxe_utf7", "billion_laughs", "short_bin",
+                                  "absurd_dim", "deep_nesting"])
 def test_run_subprocess_fails_cleanly(name: str, hostile: dict[str, Path], feed: Path,
                                       tmp_path: Path) -> None:
     """The same as a real process: exit status 1, one stderr line, no traceback."""

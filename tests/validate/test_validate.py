@@ -237,6 +237,134 @@ def test_a_rule_of_a_nested_tensor_iterator_names_its_body_scope(
         (int(carried), f"{outer.get('id')}/body/{inner.get('id')}/body")]
 
 
+# A back edge or port-map entry of the TensorIterator inside the Loop's body broken: the
+# reader names the TensorIterator, in the Loop's body scope, on the element's line. An entry
+# it cannot read is left out (so its Parameter and input port are unmapped, and with the
+# sliced input gone the concatenated output slices nothing), the entries after it are still
+# read, also past an element IR does not have (which only the schema reports), and a back
+# edge with an unreadable end is not compared further.
+_UNMAPPED = ["PARAMETER_UNMAPPED", "INPUT_UNMAPPED"]
+NESTED_TI_BREAKS = {
+    "back-edge-from": ("back_edges/edge", {"from-layer": "x"}, ["BACK_EDGE_ATTR"]),
+    "back-edge-to": ("back_edges/edge", {"to-layer": "y"}, ["BACK_EDGE_ATTR"]),
+    "back-edge-to-missing": ("back_edges/edge", {"to-layer": None}, ["BACK_EDGE_ATTR"]),
+    "entry-external": ("port_map/input[1]", {"external_port_id": "x"},
+                       ["PORT_MAP_ATTR", "ITERATION_COUNT", *_UNMAPPED]),
+    "entry-internal-missing": ("port_map/input[1]", {"internal_layer_id": None},
+                               ["PORT_MAP_ATTR", "ITERATION_COUNT", *_UNMAPPED]),
+    "entry-stride": ("port_map/input[1]", {"stride": "s"}, ["PORT_MAP_ATTR"]),
+    "back-edge-after-another-element": ("back_edges/edge", "note", []),
+    "entry-after-another-element": ("port_map/input[1]", "note", []),
+}
+
+
+@pytest.mark.parametrize("case", NESTED_TI_BREAKS)
+def test_a_broken_entry_of_a_nested_tensor_iterator_is_read_around(
+        case: str, ov_built_irs: dict[str, Path], tmp_path: Path) -> None:
+    path, change, codes = NESTED_TI_BREAKS[case]
+    xml = ov_built_irs["ti_in_loop"]
+    root = etree.parse(str(xml)).getroot()
+    outer = root.xpath("/net/layers/layer[@type='Loop']")[0]
+    inner = outer.xpath("body/layers/layer[@type='TensorIterator']")[0]
+    el = inner.xpath(path)[0]
+    if isinstance(change, str):
+        el.addprevious(etree.Element(change))
+    else:
+        for name, value in change.items():
+            if value is None:
+                del el.attrib[name]
+            else:
+                el.set(name, value)
+    bad = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    found = irtool.validate(bad)
+    assert sorted(d.code for d in found) == sorted(["XSD", *codes]), found
+    if codes:
+        (hit,) = [d for d in found if d.code == codes[0]]
+        assert (hit.layer_id, hit.layer_name, hit.scope, hit.line) == (
+            int(inner.get("id")), inner.get("name"), f"{outer.get('id')}/body", el.sourceline)
+
+
+def test_entries_after_a_broken_or_unknown_one_are_read(ov_built_irs: dict[str, Path],
+                                                       tmp_path: Path) -> None:
+    """Before the nested TensorIterator's back edge and first port-map entry: an element IR
+    does not have and a copy with an unreadable id. The reader reports the copies, skips
+    them and the unknown elements, and reads every good entry after them."""
+    import copy
+
+    xml = ov_built_irs["ti_in_loop"]
+    root = etree.parse(str(xml)).getroot()
+    outer = root.xpath("/net/layers/layer[@type='Loop']")[0]
+    inner = outer.xpath("body/layers/layer[@type='TensorIterator']")[0]
+    want_edges = [(int(e.get("from-layer")), int(e.get("to-layer")))
+                  for e in inner.xpath("back_edges/edge")]
+    want_entries = [(e.tag, int(e.get("external_port_id")), int(e.get("internal_layer_id")))
+                    for e in inner.find("port_map")]
+    for first, attr in ((inner.find("back_edges")[0], "from-layer"),
+                        (inner.find("port_map")[0], "external_port_id")):
+        broken = copy.deepcopy(first)
+        broken.set(attr, "x")
+        first.addprevious(etree.Element("note"))
+        first.addprevious(broken)
+    bad = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    found: list[Diagnostic] = []
+    model = read_model(bad, problems=found)
+    assert [d.code for d in found] == ["PORT_MAP_ATTR", "BACK_EDGE_ATTR"]
+    ti = model.graph.layer(int(outer.get("id"))).bodies["body"].layer(int(inner.get("id")))
+    assert [(e.from_layer, e.to_layer) for e in ti.back_edges] == want_edges
+    assert [(e.kind, e.external_port_id, e.internal_layer_id)
+            for e in ti.port_maps["port_map"]] == want_entries
+
+
+@pytest.mark.parametrize("break_", ["no-layers", "edge-port"])
+def test_a_problem_of_a_nested_body_names_its_scope(break_: str, ov_built_irs: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    """The TensorIterator's body inside the Loop's body without <layers>, or with an edge
+    whose port is not a number: reported in that body's scope, on the element's line."""
+    xml = ov_built_irs["ti_in_loop"]
+    root = etree.parse(str(xml)).getroot()
+    outer = root.xpath("/net/layers/layer[@type='Loop']")[0]
+    inner = outer.xpath("body/layers/layer[@type='TensorIterator']")[0]
+    body = inner.find("body")
+    if break_ == "no-layers":
+        body.remove(body.find("layers"))
+        code, message, el = "XML_STRUCTURE", "<body> has no <layers>", body
+    else:
+        el = body.find("edges")[0]
+        el.set("from-port", "x")
+        code, message = "EDGE_ATTR", "<edge> from-port='x' is not an integer"
+    bad = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    hits = [d for d in irtool.validate(bad) if d.code == code]
+    assert [(d.message, d.scope, d.line) for d in hits] == [
+        (message, f"{outer.get('id')}/body/{inner.get('id')}/body", el.sourceline)]
+
+
+@pytest.mark.saves_invalid_ir
+def test_attributes_irtool_does_not_model_survive_a_round_trip(
+        ov_built_irs: dict[str, Path], tmp_path: Path) -> None:
+    """An attribute of a back edge or of a port-map entry that irtool has no field for is
+    written back where it was (the schema allows none there: the copy breaks it as the
+    source did)."""
+    xml = ov_built_irs["ti_in_loop"]
+    root = etree.parse(str(xml)).getroot()
+    inner = root.xpath("//layer[@type='TensorIterator']")[0]
+    inner.xpath("back_edges/edge")[0].set("note", "kept")
+    inner.xpath("port_map/input[1]")[0].set("note", "kept too")
+    src = tmp_path / "model.xml"
+    etree.ElementTree(root).write(str(src), xml_declaration=True, encoding="utf-8")
+    src.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    out = irtool.save(irtool.load(src, strict=False), tmp_path / "out" / "model.xml")
+    written = etree.parse(str(out)).getroot().xpath("//layer[@type='TensorIterator']")[0]
+    edge, entry = written.xpath("back_edges/edge")[0], written.xpath("port_map/input[1]")[0]
+    assert dict(edge.attrib) == {"from-layer": "7", "to-layer": "1", "note": "kept"}
+    assert entry.get("note") == "kept too" and entry.get("external_port_id") == "0"
+
+
 @pytest.mark.slow
 def test_whole_ov_corpus_is_clean() -> None:
     """Every IR of the OpenVINO-written ONNX node corpus validates with no error."""
