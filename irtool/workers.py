@@ -34,6 +34,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, no sweep
+    fcntl = None  # type: ignore[assignment]
+
 START_TIMEOUT_S = 300.0
 """How long a worker may take to load what it needs (the ONNX node cases take ~10 s)."""
 
@@ -118,6 +123,56 @@ class Outcome:
         return self.status == "ok"
 
 
+_FOLDER_PREFIX = "irtool-worker-"
+_LOCK_NAME = ".owner.lock"
+_swept = False
+
+
+def _own_folder() -> tuple[str, int | None]:
+    """A new folder for a worker's temporary files, and a descriptor holding an exclusive
+    lock on the lock file in it for as long as this process lives (None: no locks here)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep_stale_folders()
+    folder = tempfile.mkdtemp(prefix=_FOLDER_PREFIX)
+    if fcntl is None:
+        return folder, None
+    fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return folder, fd
+
+
+def sweep_stale_folders() -> list[str]:
+    """Remove the worker folders whose owner is gone (a parent killed by a signal never
+    removes its workers' folders): those whose lock file nobody holds. A folder without a
+    lock file is left alone (its owner may not have locked it yet). Returns the removed."""
+    removed: list[str] = []
+    if fcntl is None:
+        return removed
+    root = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(_FOLDER_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        folder = os.path.join(root, name)
+        try:
+            fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live owner holds it
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        finally:
+            os.close(fd)
+    return removed
+
+
 class _Worker:
     """One child process and the job it is on."""
 
@@ -125,8 +180,9 @@ class _Worker:
         # stderr goes to a file so that a worker that fails to start can say why.
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         # The worker's temporary files go into a folder of its own, removed by stop(): a
-        # worker killed (a crash, a time-out) never gets to clean up after itself.
-        self.tmp = tempfile.mkdtemp(prefix="irtool-worker-")
+        # worker killed (a crash, a time-out) never gets to clean up after itself. The
+        # lock on it tells a later sweep whether this process still owns it.
+        self.tmp, self._lock = _own_folder()
         self.proc = subprocess.Popen(
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
             env={**env, "TMPDIR": self.tmp, "TEMP": self.tmp, "TMP": self.tmp},
@@ -175,6 +231,9 @@ class _Worker:
                 stream.close()
         self.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
         return rc
 
     def last_error_line(self) -> str:

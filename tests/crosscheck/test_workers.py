@@ -3,10 +3,18 @@ worker or hang are outcomes, not the end of the run; the other jobs still get do
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 from support import TESTS
 
-from irtool.workers import Pool
+from irtool.workers import Pool, sweep_stale_folders
 
 ENV = {"PYTHONPATH": str(TESTS)}
 
@@ -69,3 +77,31 @@ def test_a_killed_worker_leaves_no_temporary_files() -> None:
         worker_tmp = kept.parent
         assert worker_tmp.name.startswith("irtool-worker-")
     assert not worker_tmp.exists() and not kept.exists()
+
+
+def test_folders_of_a_killed_parent_are_swept_by_the_next_pool(tmp_path: Path) -> None:
+    """A parent killed by a signal never removes its workers' folders; the next process to
+    start a worker removes those whose owner is gone, and never a live pool's."""
+    script = (
+        "import os, signal, sys\n"
+        "from irtool.workers import Pool\n"
+        "pool = Pool('support.toy_worker', env={'PYTHONPATH': sys.argv[1]})\n"
+        "print(pool.call(('pid', 0)).value, pool._pool[0].tmp, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # this test's folders only
+    done = subprocess.run([sys.executable, "-c", script, str(TESTS)], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    pid, folder = done.stdout.split()
+    assert Path(folder).parent == tmp_path and Path(folder).is_dir()
+    with contextlib.suppress(ProcessLookupError):  # the orphaned worker, if still there
+        os.killpg(int(pid), signal.SIGKILL)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tempfile, "tempdir", str(tmp_path))
+        with Pool("support.toy_worker", env=ENV) as live:
+            live.start()
+            mine = live._pool[0].tmp
+            assert Path(mine).parent == tmp_path
+            assert sweep_stale_folders() == [folder]
+            assert not Path(folder).exists() and Path(mine).is_dir()
+        assert not Path(mine).exists()  # removed by its own pool on close
