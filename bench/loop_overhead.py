@@ -231,6 +231,15 @@ class Timing:
 BURST = 1e-3  # seconds: runs shorter than this are timed in bursts (see measure)
 
 
+def burst_size(fn: Callable[[], object]) -> int:
+    """How many back-to-back runs of ``fn`` last about ``BURST`` seconds (1 for a run that
+    long or longer), from one timed run (after the warm-up: first-run costs are paid)."""
+    t0 = time.perf_counter()
+    fn()
+    once = time.perf_counter() - t0
+    return max(1, min(1000, int(BURST / max(once, 1e-7))))
+
+
 def measure(runners: dict[str, Callable[[], dict]], expected: dict, repeats: int,
             budget: float) -> dict[str, Timing]:
     """Median wall time per backend of up to ``repeats`` runs after one checked warm-up
@@ -262,13 +271,7 @@ def measure(runners: dict[str, Callable[[], dict]], expected: dict, repeats: int
             if spent[name] > budget:
                 timings[name] = Timing(spent[name], 1, "1 run (slow)")
     times: dict[str, list[float]] = {name: [] for name in runners if name not in timings}
-    bursts = {}
-    for name in times:  # the warm-up run may have paid first-run costs: time one more
-        t0 = time.perf_counter()
-        runners[name]()
-        once = time.perf_counter() - t0
-        spent[name] += once
-        bursts[name] = max(1, min(1000, int(BURST / max(once, 1e-7))))
+    bursts = {name: burst_size(runners[name]) for name in times}
     for _ in range(repeats):
         for name, values in times.items():
             if spent[name] >= budget:

@@ -136,15 +136,22 @@ def same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
 
 def timed(runs: dict[str, Callable[[], object]], repeats: int, budget: float
           ) -> dict[str, float]:
-    """Median seconds per runner, interleaved one run each per round."""
+    """Median seconds per runner, interleaved one round each (a burst of back-to-back runs
+    for a runner faster than ``loop_overhead.BURST``, timed as their mean)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from loop_overhead import burst_size
+
     times: dict[str, list[float]] = {k: [] for k in runs}
+    bursts = {name: burst_size(fn) for name, fn in runs.items()}
     start = time.perf_counter()
     while min(len(v) for v in times.values()) < repeats and \
             time.perf_counter() - start < budget:
         for name, fn in runs.items():
+            n = bursts[name]
             t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
+            for _ in range(n):
+                fn()
+            times[name].append((time.perf_counter() - t0) / n)
     return {k: statistics.median(v) for k, v in times.items()}
 
 

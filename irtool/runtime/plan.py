@@ -668,13 +668,15 @@ _NOT_FOLDED = {"RandomUniform", "Multinomial"}  # a new value each run
 
 def _constant_step(layer: Layer, consts: list[np.ndarray | None]) -> np.ndarray | None:
     """The value of ``layer`` on its constant inputs, computed now; None when it stays a
-    step: a control-flow, variable or random op, an op that fails (the step reports it at
-    run time, naming the layer), a large result, or one unlike what its port declares
-    (the run's check names the layer)."""
+    step: a control-flow, variable or random op, a user's op, an op that fails (the step
+    reports it at run time, naming the layer), a large result, or one unlike what its port
+    declares (the run's check names the layer)."""
     if layer.type in CONTROL_FLOW or layer.type in _NOT_FOLDED:
         return None
     try:
         op = make_op(layer.type, layer.version, layer.attrs)
+        if not type(op).__module__.startswith("irtool.opset."):
+            return None  # a user's operation (--extension): it may mean to run each time
         with np.errstate(all="ignore"):
             (value,) = op.compute(list(consts))  # type: ignore[arg-type]
     except Exception:

@@ -17,6 +17,7 @@ from support.ir_builders import Net, info
 
 from irtool.errors import ExecutionError
 from irtool.ir import Value
+from irtool.opset import Op, register
 from irtool.runtime import Executor, compile_graph
 
 F32 = np.float32
@@ -179,3 +180,23 @@ def test_steps_on_constants_that_stay_steps(case: str) -> None:
                 if case == "declared unlike computed" else '"reshape" (Reshape-opset1)')
         with pytest.raises(ExecutionError, match=re.escape(says)):
             executor.run({})
+
+
+@register("CountsItsRuns", "opset1")
+class _CountsItsRuns(Op):
+    """A user's operation (as ``--extension`` loads one) that answers differently each run."""
+
+    runs = 0
+
+    def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        type(self).runs += 1
+        return [np.asarray(inputs[0]) + np.float32(type(self).runs)]
+
+
+def test_a_users_op_on_constants_runs_each_time() -> None:
+    net = Net()
+    net.result(net.op("CountsItsRuns", "opset1", [net.const(np.zeros(2, F32))]))
+    executor = Executor(net.model(), check=False)
+    first = next(iter(executor.run({}).values()))
+    second = next(iter(executor.run({}).values()))
+    np.testing.assert_array_equal(second, first + 1)
