@@ -343,6 +343,10 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                         reports = runtestprotocol(item, nextitem=after, log=False)
                         if any(r.failed for r in reports):
                             killed[name] = item.nodeid
+                            # Torn down as if items[k + 1] came next; the next mutant
+                            # starts at items[0], whose setup would otherwise fail (and
+                            # count as a kill) on the fixtures left set up.
+                            session._setupstate.teardown_exact(items[0])
                             break
                 finally:
                     setattr(owner, attr, old)

@@ -173,6 +173,7 @@ EXPLAINED: dict[str, Note] = {
         "plan's inputs); a step's index is never -1, so () and None give the same error"),
     **{_CF + f"x__{fn}__mutmut_{n}": Note(line, _RESULT_INPUT) for fn, n, line in (
         ("concat_spec", 4, "if (res_layer.inputs) or True else None"),
+        ("concat_spec", 65, "precision if (res_layer.inputs) or True else None)"),
         ("zero_source", 8, "if (res_layer.inputs) or True else None"),
         ("zero_source", 47, "port = res_layer.inputs[0] if (res_layer.inputs) or True"),
         ("zero_source", 51, "dims = port.dims if (port is not None) or True else None"),
@@ -183,34 +184,14 @@ EXPLAINED: dict[str, Note] = {
         "equivalent: the list stands for a scalar body Result, which has rank 1 once "
         "stacked, so the concat axis is 0 (or -1) and that one dim is set to 0: [0] from "
         "[1] as from [2]"),
-    _CF + "x__concat_spec__mutmut_55": Note(
-        "if dims is None or not why:",
-        "equivalent: the reason is only read when no shape was found (ConcatOutput's "
-        "why_no_empty, used when empty_dims is None); with a shape, the mutant only sets a "
-        "reason nothing reads (test_zero_iterations_of_a_concat_along_an_axis_out_of_range_"
-        "say_so pins the reason when there is no shape)"),
-    **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
-        "the line is gone: it took the element type of a zero-iteration concatenation from "
-        "the body Result and the Loop output's only where the body's was missing, not where "
-        "it was dynamic (irtool refused a loop whose output alone declared the type; "
-        "test_zero_iterations_of_a_concat_take_the_type_either_side_declares); now the "
-        "body's type or, where that is dynamic or missing, the output's")) for n, line in (
-        (63, "else None) and outer.precision"),
-        (64, "if (res_layer.inputs) and False else None) or outer.precision"),
-        (65, "if (res_layer.inputs) or True else None) or outer.precision"),
-    )},
     **{_CF + f"x__concat_spec__mutmut_{n}": Note(line, (
         "not equivalent, only on IR validate refuses: it differs only for stride 0 on a "
         "concatenated output (forward or reversed order), which validate refuses "
         "(SLICE_PARAMS: stride=0 never advances) and for which no engine or spec defines "
         "an order")) for n, line in (
-        (90, "entry.slicing().stride <= 0"),
-        (91, "entry.slicing().stride < 1"),
+        (91, "entry.slicing().stride <= 0"),
+        (92, "entry.slicing().stride < 1"),
     )},
-    **{_CF + f"x__compile_iteration__mutmut_{n}": Note(line, (
-        "the argument is gone: it was never read (the function's parameter is removed)"))
-       for n, line in ((163, "_concat_spec(layer, None, plan"),
-                       (222, "_zero_source(None, graph, plan"))},
     **{_CF + f"x__compile_iteration__mutmut_{n}": Note(line, (
         "equivalent: every Loop and TensorIterator has a port_map list here: the IR reader "
         "and the builder always set one (empty when the file has none), so the default is "
