@@ -223,8 +223,10 @@ def _check_sliced_input(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_por
         ctx.add("PORT_MAP_SHAPE", f"{where}: slices along axis {axis} have size {part} but body "
                 f"Parameter {entry.internal_layer_id} has {fmt_dims(body_port)}", entry.line)
     dim = ext_port.dims[axis]
-    if dim <= 0 or part < 1 or stride == 0:
-        return  # dynamic or empty: nothing to fit; bad params reported above
+    if dim < 0 or part < 1 or stride == 0:
+        return  # dynamic: nothing to fit; bad params reported above
+    # A static empty dimension names no element: _parts says so (OpenVINO's CPU plugin
+    # refuses such a TensorIterator; irtool's runtime would run it zero times).
     parts, problem = _parts(dim, start, end, stride, part)
     if problem is not None:
         ctx.add("SLICE_DIM", f"{where}: {problem}", entry.line)
@@ -335,7 +337,10 @@ def _check_iteration_count(ctx: _Ctx, entries: list[PortMapEntry]) -> None:
         e_start, e_end, stride, part = entry.slicing()
         if stride == 0:
             continue  # SLICE_PARAMS says so; no walk to fit the parts in
-        if (e_start, e_end) in ((0, -1), (-1, 0)):
+        # The whole axis in the walk's direction (a pair read against the stride, e.g.
+        # start=0 end=-1 stride=-1, runs away from its end: _parts says so, OpenVINO's CPU
+        # plugin refuses it).
+        if (e_start, e_end) == ((0, -1) if stride > 0 else (-1, 0)):
             if outer != count * inner:
                 ctx.add("ITERATION_COUNT", f"{where}: {source}, which concatenate to {count} x "
                         f"{inner} along axis {entry.axis}, but the output port declares "

@@ -274,6 +274,15 @@ UNCLEAR: dict[str, Case] = {
     "ti-stride-1000000": Case("SLICE_DIM", "ti", set_attr(SLICED, stride="1000000"), TI,
                               SLICED, name="stride-beyond-the-range",
                               says="do not split into parts of 1 every 1000000"),
+    # the whole-axis pairs read against the stride: the walk runs away from its end
+    "ti-output-0-to-minus-1-backwards": Case(
+        "ITERATION_COUNT", "ti", set_attr(f"{TI}/port_map/output[@axis]", stride="-1"), TI,
+        f"{TI}/port_map/output[@axis]", name="output-0-to-minus-1-backwards",
+        says="start=0 end=-1 of the declared [3,2]: stride=-1 runs away from end=-1"),
+    "ti-output-minus-1-to-0-forward": Case(
+        "ITERATION_COUNT", "ti", set_attr(f"{TI}/port_map/output[@axis]", start="-1", end="0"),
+        TI, f"{TI}/port_map/output[@axis]", name="output-minus-1-to-0-forward",
+        says="start=-1 end=0 of the declared [3,2]: stride=1 runs away from end=0"),
     "ti-concat-axis-minus-1": Case("PORT_MAP_SHAPE", "ti",
                                    set_attr(f"{TI}/port_map/output[@axis]", axis="-1"), TI,
                                    f"{TI}/port_map/output[@axis]", name="concat-axis-minus-1",
@@ -354,6 +363,26 @@ def _ti_second_concat_output(doc: Doc) -> None:
         'end="-1" stride="1" part_size="1" />')
 
 
+def _x_passed_whole(doc: Doc, rows: int) -> None:
+    """x, one row [1, 2], goes to the body whole (its port map entry slices nothing); z is
+    declared for ``rows`` rows."""
+    entry = one(doc.root, SLICED)
+    for name in ("axis", "start", "end", "stride", "part_size"):
+        del entry.attrib[name]
+    set_dims(f"{top('x')}/output/port", 1, 2, shape=True)(doc)
+    set_dims(f"{TI}/input/port[@id='0']", 1, 2)(doc)
+    set_dims(f"{TI}/output/port[@id='3']", rows, 2)(doc)
+    set_dims(Z_RESULT_PORT, rows, 2)(doc)
+
+
+def _x_empty(doc: Doc) -> None:
+    """x of static size [0, 2], sliced row by row; z declared [0, 2]."""
+    set_dims(f"{top('x')}/output/port", 0, 2, shape=True)(doc)
+    set_dims(f"{TI}/input/port[@id='0']", 0, 2)(doc)
+    set_dims(f"{TI}/output/port[@id='3']", 0, 2)(doc)
+    set_dims(Z_RESULT_PORT, 0, 2)(doc)
+
+
 def _next_listed_last(doc: Doc) -> None:
     """The sliced input's body Parameter moves to the end of the body's <layers>."""
     layer = one(doc.root, TI_NEXT)
@@ -411,6 +440,9 @@ BRANCHES: list[Case] = [
          says="start=3 end=-1 name no element of the sliced dimension of size 3"),
     Case("SLICE_DIM", "ti", set_attr(SLICED, start="2", end="0"), TI, SLICED,
          name="runs-away-forward", says="stride=1 runs away from end=0 (start=2, dimension 3)"),
+    # (test_a_tensor_iterator_over_an_empty_dim_is_refused: OpenVINO refuses it)
+    Case("SLICE_DIM", "ti", _x_empty, TI, SLICED, name="empty-dim",
+         says="start=0 end=-1 name no element of the sliced dimension of size 0"),
     Case("SLICE_DIM", "ti", both(set_dims(f"{TI}/input/port[@id='0']", 1, 2),
                                  set_attr(SLICED, start="5")), TI, SLICED, name="dim-1",
          says="start=5 end=-1 fall outside the sliced dimension of size 1"),
@@ -464,6 +496,16 @@ BRANCHES: list[Case] = [
          f"{TI}/port_map/output[@external_port_id='4']", name="second-output-after-a-dynamic",
          says="port_map output external_port_id=4: its sliced input on port 0 cuts 3 part(s), "
               "which concatenate to 3 x 1 along axis 0, but the output port declares [2,2]"),
+    Case("ITERATION_COUNT", "ti", both(set_attr(TIOUT, stride="0"), _ti_second_concat_output),
+         TI, f"{TI}/port_map/output[@external_port_id='4']", name="second-output-after-a-stride-0",
+         says="port_map output external_port_id=4: its sliced input on port 0 cuts 3 part(s), "
+              "which concatenate to 3 x 1 along axis 0, but the output port declares [2,2]"),
+    # x passed whole: the body runs once (test_a_tensor_iterator_slicing_no_input_runs_once)
+    Case("ITERATION_COUNT", "ti", lambda d: _x_passed_whole(d, 3), TI, TIOUT,
+         name="no-sliced-input",
+         says="port_map output external_port_id=3: it slices no input, so its body runs once: "
+              "1 part, which concatenate to 1 x 1 along axis 0, but the output port declares "
+              "[3,2]"),
     # the concatenated output's rank and dims
     Case("CONCAT_AXIS", "ti", both(set_attr(TIOUT, axis="1"),
                                    set_dims(f"{TI}/output/port[@id='3']", 6)), TI, TIOUT,
@@ -1238,6 +1280,9 @@ ENGINES = {
     # OpenVINO refuses (numIterations); irtool's runtime ignores the output's start.
     "ti-output-start-1": ("refuses", {"y": X3.sum(0), "z": X3.cumsum(0)}),
     "ti-stride-1000000": ("refuses", "refuses"),
+    # OpenVINO refuses both; irtool's runtime walks the output by its stride alone
+    "ti-output-0-to-minus-1-backwards": ("refuses", {"y": X3.sum(0), "z": X3.cumsum(0)[::-1]}),
+    "ti-output-minus-1-to-0-forward": ("refuses", {"y": X3.sum(0), "z": X3.cumsum(0)}),
     "ti-concat-axis-minus-1": ("refuses", "refuses"),
     "auto-broadcast-huge": ("refuses", "refuses"),
     "corrupted-axes": ("refuses", "refuses"),
@@ -1359,6 +1404,65 @@ def test_ranges_both_engines_refuse_are_errors(key: tuple[int, int, int],
     assert errors & {"ITERATION_COUNT", "SLICE_DIM"}, errors
 
 
+# A concatenated output's range: besides the default pairs, these name all 3 rows, forward
+# or backward (end exclusive, a negative value from one past the last row); both engines
+# write the running sums there. validate finds nothing.
+OUTPUT_READ_ALIKE = {(0, 3, 1): False, (-4, -1, 1): False, (3, 0, -1): True,
+                     (-1, -4, -1): True}  # -> backward
+
+
+@pytest.mark.parametrize("key", sorted(OUTPUT_READ_ALIKE))
+def test_output_ranges_both_engines_read_alike(key: tuple[int, int, int],
+                                               ov_control_flow_irs: dict[str, Path],
+                                               tmp_path: Path) -> None:
+    start, end, stride = key
+    xml, _ = build(Case("", "ti", set_attr(TIOUT, start=str(start), end=str(end),
+                                           stride=str(stride)), None),
+                   ov_control_flow_irs, tmp_path)
+    sums = X3.cumsum(0)
+    want = {"y": X3.sum(0), "z": sums[::-1] if OUTPUT_READ_ALIKE[key] else sums}
+    for got in _engines(xml, FEEDS["ti"]):
+        _assert_values(got, want)
+    assert irtool.validate(xml) == []
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_tensor_iterator_slicing_no_input_runs_once(rows: int,
+                                                      ov_control_flow_irs: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """x passed whole: OpenVINO runs the body once, whatever z declares; validate passes z
+    declared for that one row and refuses it declared for 3."""
+    xml, _ = build(Case("", "ti", lambda d: _x_passed_whole(d, rows), None),
+                   ov_control_flow_irs, tmp_path)
+    x = X3[:1]
+    ov_got, ours = _engines(xml, {"initial": FEEDS["ti"]["initial"], "x": x})
+    want = {"y": x[0], "z": x}  # one step: the sum is the row, z holds it once
+    _assert_values(ov_got, want)
+    assert ov_got["z"].shape == (1, 2)
+    found = irtool.validate(xml)
+    if rows == 1:
+        _assert_values(ours, want)
+        assert found == []
+    else:
+        assert [(d.code, d.severity) for d in found] == [("ITERATION_COUNT", "error")]
+        assert found[0].message.endswith("but the output port declares [3,2]"), found[0].message
+
+
+def test_a_tensor_iterator_over_an_empty_dim_is_refused(ov_control_flow_irs: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    """x of static size 0: OpenVINO's CPU plugin refuses the TensorIterator when it compiles
+    (its check of the sliced range, src < dst); irtool's runtime would run it zero times. So
+    validate refuses it, and the gate keeps it from the runtime."""
+    xml, _ = build(Case("", "ti", _x_empty, None), ov_control_flow_irs, tmp_path)
+    initial = np.array([1.0, 2.0], np.float32)
+    ov_got, ours = _engines(xml, {"initial": initial, "x": np.zeros((0, 2), np.float32)})
+    assert ov_got == "refuses"
+    _assert_values(ours, {"y": initial, "z": np.zeros((0, 2), np.float32)})
+    assert [(d.code, d.severity) for d in irtool.validate(xml)] == [("SLICE_DIM", "error")]
+    with pytest.raises(irtool.IRValidationError, match="SLICE_DIM"):
+        irtool.load(xml)
+
+
 # -- valid variants: validate passes them and both engines agree with hand numpy ----------
 
 # name -> the change to test_scan9_sum's TensorIterator (y = initial + x.sum(0), z = the
@@ -1367,6 +1471,10 @@ VALID_TI: dict[str, Callable[[Doc], None]] = {
     "output-dim-dynamic": both(set_dims(f"{TI}/output/port[@id='3']", -1, 2),
                                set_dims(Z_RESULT_PORT, -1, 2)),
     "body-slice-dim-dynamic": set_dims(f"{TI_NEXT}/output/port", -1, 2, shape=True),
+    # x of dynamic size: the iteration count is known only at run time, so the output's
+    # static [3, 2] is not checked against one
+    "sliced-input-dim-dynamic": both(set_dims(f"{top('x')}/output/port", -1, 2, shape=True),
+                                     set_dims(f"{TI}/input/port[@id='0']", -1, 2)),
     # the carried sum's body Parameter of dynamic rank (no dims)
     "carried-of-dynamic-rank": both(set_dims(f"{TBODY}[@name='sum_in']/output/port"),
                                     set_attr(f"{TBODY}[@name='sum_in']/data", shape="...")),
