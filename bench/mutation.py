@@ -20,6 +20,11 @@ survivors to today's tree and runs the module's tests, a session per mutant in a
 copy, or with ``--in-process`` all in one session here (the mutated function swapped in).
 Modules never run are listed as such. Exit status 1 when a survivor is unexplained.
 
+``--refresh`` brings a stored run to today's tree without starting over: today's files
+go into the run's scratch copy and mutmut re-tests only the mutants of functions whose
+code changed (and any not checked), keeping the other results and the kills
+``--recheck`` confirmed for unchanged mutants.
+
 A stopped run resumes where it was: ``mutmut run --max-children 2`` in its scratch copy
 keeps every result of a function left unchanged (mutmut 3.8 can also stop on its own, a
 KeyError in its worker pool: resume the same way); ``--collect`` then reads the results
@@ -73,7 +78,9 @@ LOOPGEN_TESTS = ("tests/runtime/test_runtime_loopgen.py", "tests/runtime/test_lo
                  "tests/runtime/test_runtime_control_flow.py",
                  "tests/runtime/test_control_flow_errors.py",
                  "tests/runtime/test_control_flow_kernels.py",
-                 "tests/runtime/test_runtime_declared.py")
+                 "tests/runtime/test_runtime_declared.py",
+                 # the in-place writes (plan.Reuse) in loop bodies: what the loop keeps
+                 "tests/runtime/test_runtime_inplace.py")
 VALIDATE_TESTS = ("tests/validate/test_validate_rules.py", "tests/validate/test_validate.py")
 IR_TESTS = ("tests/ir/test_ir_core.py", "tests/ir/test_files.py", "tests/ir/test_builder.py",
             "tests/ir/test_canonical.py", "tests/ir/test_producer_fixtures.py")
@@ -137,10 +144,12 @@ def _config(module: Module) -> str:
             "use_git_change_detection = false\n")
 
 
-def _scratch(module: Module, suffix: str = "") -> Path:
-    """A fresh copy of the checked-in tree (plus uncommitted edits) for ``module``."""
+def _scratch(module: Module, suffix: str = "", keep: bool = False) -> Path:
+    """A fresh copy of the checked-in tree (plus uncommitted edits) for ``module``; with
+    ``keep``, today's files copied over the run's scratch copy, its ``mutants/`` (the
+    results so far) kept."""
     work = RUNS / (module.slug + suffix)
-    if work.exists():
+    if work.exists() and not keep:
         shutil.rmtree(work)
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout.split("\n")
@@ -181,7 +190,25 @@ def run_module(module: Module, workers: int) -> dict:
     return collect(module, round(time.monotonic() - start))
 
 
-def collect(module: Module, seconds: int | None = None) -> dict:
+def refresh_module(module: Module, workers: int) -> dict:
+    """Bring ``module``'s stored run to today's tree: mutmut re-tests the mutants of the
+    functions whose code changed since (it keeps the results of the others, as when a run
+    resumes) and those it had not checked. A module never run gets a full run."""
+    work = RUNS / module.slug
+    if not (work / "mutants" / f"{module.path}.meta").exists():
+        return run_module(module, workers)
+    start = time.monotonic()
+    _scratch(module, keep=True)
+    (work / COMMIT_FILE).write_text(_commit(), encoding="utf-8")
+    _mutmut(work, "run", "--max-children", str(workers))
+    result = collect(module, resumed=True)
+    result["seconds"] = round(time.monotonic() - start)
+    result["refreshed"] = True
+    (RUNS / f"{module.slug}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return result
+
+
+def collect(module: Module, seconds: int | None = None, resumed: bool | None = None) -> dict:
     """The statuses of a (finished or stopped) run in ``mutation-runs/<module>/`` and the
     diffs of the mutants it did not catch; kept in ``mutation-runs/<module>.json``."""
     work = RUNS / module.slug
@@ -191,8 +218,8 @@ def collect(module: Module, seconds: int | None = None) -> dict:
     mutated = (work / "mutants" / module.path).read_text(encoding="utf-8")
     diffs = {name: _diff(mutated, name) for name, status in statuses.items()
              if status in NOT_KILLED and status != "not checked"}
-    stopped = seconds is None
-    if stopped:  # a stopped run: from its start to the last result written
+    stopped = seconds is None if resumed is None else resumed
+    if seconds is None:  # a stopped run: from its start to the last result written
         seconds = round(meta.stat().st_mtime - (work / "mutants").stat().st_ctime)
     stamp = work / COMMIT_FILE
     commit = stamp.read_text(encoding="utf-8") if stamp.exists() else _commit()
@@ -551,6 +578,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a module path or slug (e.g. runtime.iteration); repeatable; "
                              "default: all, in order")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--refresh", action="store_true",
+                        help="re-test only the mutants of functions changed since the stored "
+                             "run of --module (and those not checked), keeping the rest")
     parser.add_argument("--collect", action="store_true",
                         help="read the results of a stopped run of --module (mutmut killed)")
     parser.add_argument("--recheck", action="store_true",
@@ -589,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           encoding="utf-8")
     elif not args.report:
         for module in chosen:
-            result = run_module(module, args.workers)
+            result = (refresh_module if args.refresh else run_module)(module, args.workers)
             statuses = result["statuses"]
             caught = sum(1 for s in statuses.values() if s in ("killed", "timeout", "segfault"))
             print(f"{module.path}: {caught} of {len(statuses)} caught, "

@@ -321,6 +321,35 @@ def test_executor_reuses_the_compiled_plan() -> None:
         np.testing.assert_array_equal(out["steps"], want["steps"])
 
 
+@pytest.mark.parametrize("trip", [0, 3])
+def test_a_const_output_next_to_a_counter_is_the_constant_after_zero_iterations(
+        trip: int) -> None:
+    """As above, in a body that also reads its iteration number (the generated loop keeps
+    a counter then, and keeps last values another way): acc += float(i) is carried, and
+    the Const's output is the constant whether or not the body ran."""
+    body = Net()
+    i = body.param("i", "i64", ())
+    acc = body.param("acc_in", "f32", (2,))
+    fi = body.op("Convert", "opset1", [i], {"destination_type": "f32"}, et="f32")
+    r_acc = body.result(body.op("Add", "opset1", [acc, fi], {"auto_broadcast": "numpy"},
+                                shape=(2,)))
+    r_const = body.result(body.const(np.array([7, 8], F32)))
+    net = Net()
+    lp = counted_loop(net, body)
+    lp.carried(net.param("a0", "f32", (2,)), acc, r_acc)
+    lp.current_iteration(i)
+    lp.execution_condition(true_result(body))
+    lp.output(r_acc, info("f32", (2,)), names=["acc"])
+    lp.output(r_const, info("f32", (2,)), names=["last"])
+    model = finish(net, lp)
+    a0 = np.array([1.5, -2], F32)
+    feeds = {"trip": np.array(trip), "cond": np.array(True), "a0": a0}
+    expected = {"acc": a0 + F32(sum(range(trip))), "last": np.array([7, 8], F32)}
+    assert_same(run_openvino(model, feeds), expected, "openvino")
+    for vectorize in (True, False):
+        assert_same(Executor(model, vectorize=vectorize).run(feeds), expected, "irtool")
+
+
 @pytest.mark.parametrize("fed_by", ["Const", "Multiply of Consts"])
 @pytest.mark.parametrize("trip", [0, 2])
 def test_output_fed_by_a_body_const_is_the_constant_even_after_zero_iterations(

@@ -196,7 +196,42 @@ def test_loop_bodies_keep_carried_and_collected_values(carried: bool, vectorize:
     body's other elementwise steps write in place."""
     feeds = {"x": RNG.standard_normal((5, 3)).astype(F32),
              "s0": RNG.standard_normal(3).astype(F32)}
-    run_checked(_loop_model(carried), feeds, vectorize=vectorize)
+    ex = run_checked(_loop_model(carried), feeds, vectorize=vectorize)
+    if carried or not vectorize:  # the Loop stays: its generated body writes in place too
+        loop = next(s for s in ex.plan.steps if s.layer.type == "Loop")
+        body = loop.kernel.iteration.iterate.source
+        calls = [args.split(", ") for args in re.findall(r"= f\d+\(([^()]*)\)", body)]
+        assert any(len(a) > 1 and a[-1] in a[:-1] for a in calls), body
+
+
+def test_a_chain_before_a_counter_gather_writes_in_place() -> None:
+    """s = tanh(s * 2 + 1) + x[i]: the chain on the carried s runs before the body's
+    Gather(x, i) (which the generated loop turns into a row of x); its steps still write
+    in place, and x and the carried values stay intact."""
+    body_nodes = [n("Mul", ["s_in", "two"], ["a0"]), n("Add", ["a0", "one"], ["a1"]),
+                  n("Tanh", ["a1"], ["t"]), n("Gather", ["x", "i"], ["xi"], axis=0),
+                  n("Add", ["t", "xi"], ["s_out"]), n("Identity", ["c_in"], ["c_out"])]
+    consts = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
+        np.array(v, F32), k)) for k, v in [("two", 2), ("one", 1)]]
+    body = helper.make_graph(
+        consts + body_nodes, "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [3])])
+    model = make_model([n("Loop", ["trip", "cond", "s0"], ["s"], body=body)],
+                       [vi("x", F32, [5, 3]), vi("s0", F32, [3])], [vi("s", F32, [3])],
+                       initializers=[numpy_helper.from_array(np.array(5, np.int64), "trip"),
+                                     numpy_helper.from_array(np.array(True), "cond")])
+    feeds = {"x": RNG.standard_normal((5, 3)).astype(F32),
+             "s0": RNG.standard_normal(3).astype(F32)}
+    ex = run_checked(model, feeds, vectorize=False)
+    loop = next(s for s in ex.plan.steps if s.layer.type == "Loop")
+    source = loop.kernel.iteration.iterate.source
+    before_gather = source.split("if i < n")[0]  # the counter Gather's row of x
+    calls = [args.split(", ") for args in re.findall(r"= f\d+\(([^()]*)\)", before_gather)]
+    assert any(len(a) > 1 and a[-1] in a[:-1] for a in calls), source
 
 
 def test_plan_with_results_read_by_later_steps() -> None:
