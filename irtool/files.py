@@ -86,24 +86,32 @@ def _temporary(path: Path) -> tuple[Path, int]:
     return Path(tmp), fd
 
 
+def abandoned(lock: str | os.PathLike) -> bool:
+    """Whether the file ``lock`` exists and no process holds a lock on it: its owner, who
+    locked it when making it and keeps it locked while alive, is gone. (False where there
+    are no locks: Windows.)"""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # a live owner holds it
+    else:
+        return True
+    finally:
+        os.close(fd)
+
+
 def _sweep(path: Path) -> None:
     """Remove the temporaries a killed write to ``path`` left behind (call under the folder
     lock): those whose lock nobody holds any more."""
-    if fcntl is None:
-        return
     for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        try:
-            fd = os.open(tmp, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            continue  # a live writer holds it
-        else:
+        if abandoned(tmp):
             tmp.unlink(missing_ok=True)
-        finally:
-            os.close(fd)
 
 
 @contextmanager

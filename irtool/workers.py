@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .files import abandoned
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks, no sweep
@@ -138,8 +140,11 @@ def _own_folder() -> tuple[str, int | None]:
     folder = tempfile.mkdtemp(prefix=_FOLDER_PREFIX)
     if fcntl is None:
         return folder, None
-    fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
+    # Locked under another name, then renamed: a sweep never sees the lock file unlocked.
+    making = os.path.join(folder, _LOCK_NAME + ".new")
+    fd = os.open(making, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(making, os.path.join(folder, _LOCK_NAME))
     return folder, fd
 
 
@@ -147,29 +152,17 @@ def sweep_stale_folders() -> list[str]:
     """Remove the worker folders whose owner is gone (a parent killed by a signal never
     removes its workers' folders): those whose lock file nobody holds. A folder without a
     lock file is left alone (its owner may not have locked it yet). Returns the removed."""
-    removed: list[str] = []
-    if fcntl is None:
-        return removed
     root = tempfile.gettempdir()
     try:
         names = [n for n in os.listdir(root) if n.startswith(_FOLDER_PREFIX)]
     except OSError:
-        return removed
+        return []
+    removed = []
     for name in names:
         folder = os.path.join(root, name)
-        try:
-            fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            continue  # a live owner holds it
-        else:
+        if abandoned(os.path.join(folder, _LOCK_NAME)):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
-        finally:
-            os.close(fd)
     return removed
 
 

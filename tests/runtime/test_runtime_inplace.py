@@ -161,32 +161,37 @@ def test_comparisons_and_logical_ops_reuse_boolean_buffers() -> None:
     assert inplace(ex), source(ex)
 
 
-def _loop_model(carried: bool) -> onnx.ModelProto:
-    """Loop over the rows of x: a = x_i * 2 + 1 (scan output), t = tanh(a) * a; with
-    ``carried``, s = s + t is carried (so the loop stays a loop) and returned."""
-    body_nodes = [
-        n("Gather", ["x", "i"], ["xi"], axis=0), n("Mul", ["xi", "two"], ["a0"]),
-        n("Add", ["a0", "one"], ["a"]), n("Tanh", ["a"], ["t0"]), n("Mul", ["t0", "a"], ["t"]),
-        n("Add", ["s_in", "t"] if carried else ["t", "one"], ["s_out"]),
-        n("Identity", ["c_in"], ["c_out"]),
-        n("Add", ["a", "one"], ["scan_a"]), n("Relu", ["scan_a"], ["scan_r"]),
-    ]
+def _rows_loop(body_nodes: list, scans: list[str]) -> onnx.ModelProto:
+    """A Loop of 5 iterations over ``body_nodes`` (which read the outer x [5, 3], the
+    iteration i and the Constants two and one) carrying s (s_in -> s_out, f32[3]) and
+    collecting ``scans`` (f32[3] each)."""
     consts = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
         np.array(v, F32), k)) for k, v in [("two", 2), ("one", 1)]]
+    f3 = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [3])
+          for name in ("s_out", *scans)]
     body = helper.make_graph(
-        consts + body_nodes, "body",
+        [*consts, *body_nodes, n("Identity", ["c_in"], ["c_out"])], "body",
         [helper.make_tensor_value_info("i", TensorProto.INT64, []),
          helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
          helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [3]),
-         helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
-         helper.make_tensor_value_info("scan_r", TensorProto.FLOAT, [3])])
-    loop = n("Loop", ["trip", "cond", "s0"], ["s", "as", "rs"], body=body)
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), *f3])
+    outs = ["s", *(f"{name}_all" for name in scans)]
+    loop = n("Loop", ["trip", "cond", "s0"], outs, body=body)
     return make_model([loop], [vi("x", F32, [5, 3]), vi("s0", F32, [3])],
-                      [vi("s", F32, [3]), vi("as", F32, [5, 3]), vi("rs", F32, [5, 3])],
+                      [vi("s", F32, [3]), *(vi(name, F32, [5, 3]) for name in outs[1:])],
                       initializers=[numpy_helper.from_array(np.array(5, np.int64), "trip"),
                                     numpy_helper.from_array(np.array(True), "cond")])
+
+
+def _loop_model(carried: bool) -> onnx.ModelProto:
+    """Loop over the rows of x: a = x_i * 2 + 1 (scan output), t = tanh(a) * a; with
+    ``carried``, s = s + t is carried (so the loop stays a loop) and returned."""
+    return _rows_loop([
+        n("Gather", ["x", "i"], ["xi"], axis=0), n("Mul", ["xi", "two"], ["a0"]),
+        n("Add", ["a0", "one"], ["a"]), n("Tanh", ["a"], ["t0"]), n("Mul", ["t0", "a"], ["t"]),
+        n("Add", ["s_in", "t"] if carried else ["t", "one"], ["s_out"]),
+        n("Add", ["a", "one"], ["scan_a"]), n("Relu", ["scan_a"], ["scan_r"]),
+    ], ["a", "scan_r"])
 
 
 @pytest.mark.parametrize("carried", [True, False], ids=["carried", "independent"])
@@ -208,22 +213,9 @@ def test_a_chain_before_a_counter_gather_writes_in_place() -> None:
     """s = tanh(s * 2 + 1) + x[i]: the chain on the carried s runs before the body's
     Gather(x, i) (which the generated loop turns into a row of x); its steps still write
     in place, and x and the carried values stay intact."""
-    body_nodes = [n("Mul", ["s_in", "two"], ["a0"]), n("Add", ["a0", "one"], ["a1"]),
-                  n("Tanh", ["a1"], ["t"]), n("Gather", ["x", "i"], ["xi"], axis=0),
-                  n("Add", ["t", "xi"], ["s_out"]), n("Identity", ["c_in"], ["c_out"])]
-    consts = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
-        np.array(v, F32), k)) for k, v in [("two", 2), ("one", 1)]]
-    body = helper.make_graph(
-        consts + body_nodes, "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [3])])
-    model = make_model([n("Loop", ["trip", "cond", "s0"], ["s"], body=body)],
-                       [vi("x", F32, [5, 3]), vi("s0", F32, [3])], [vi("s", F32, [3])],
-                       initializers=[numpy_helper.from_array(np.array(5, np.int64), "trip"),
-                                     numpy_helper.from_array(np.array(True), "cond")])
+    model = _rows_loop([n("Mul", ["s_in", "two"], ["a0"]), n("Add", ["a0", "one"], ["a1"]),
+                        n("Tanh", ["a1"], ["t"]), n("Gather", ["x", "i"], ["xi"], axis=0),
+                        n("Add", ["t", "xi"], ["s_out"])], [])
     feeds = {"x": RNG.standard_normal((5, 3)).astype(F32),
              "s0": RNG.standard_normal(3).astype(F32)}
     ex = run_checked(model, feeds, vectorize=False)
