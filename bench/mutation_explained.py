@@ -657,6 +657,23 @@ EXPLAINED: dict[str, Note] = {
         (54, '("external_port_id", "XXinternal_layer_idXX")'),
         (55, '("external_port_id", "INTERNAL_LAYER_ID")'),
     )},
+    **{_XR + f"xǁ_Readerǁconst__mutmut_{n}": Note(line, (
+        "equivalent: the default matters only for a Const without element_type, and "
+        "element_type() knows none of '', None and 'XXXX' (KeyError for each): the same "
+        "ELEMENT_TYPE problem, whose message shows the attribute as the file has it (None; "
+        "test_a_broken_const_is_one_problem_on_its_layer[no-type])")) for n, line in (
+        (102, 'attrs.get("element_type", None)'), (104, 'attrs.get("element_type", )'),
+        (107, 'attrs.get("element_type", "XXXX")'),
+    )},
+    _XR + "xǁ_Readerǁstream__mutmut_1": Note(
+        'model: Model | None = ""',
+        "equivalent: the first event of a stream is the root's start, which sets the model "
+        "before anything reads it (libxml2 raises on a document without a root), so the "
+        "initial value is never seen"),
+    _XR + "x_read_bin__mutmut_4": Note(
+        'with open(path, ) as f:',
+        "equivalent: the file object is only asked for its descriptor (fstat, mmap), never "
+        "read, so text mode changes nothing"),
     **{_XW + f"_sample__mutmut_{n}": Note(line, _SAMPLE) for n, line in (
         (2, "if n < 256:"), (3, "if n <= 257:"), (5, "payload.read(None, 0, n)"),
         (11, "payload.read(fd, 1, n)"), (14, "step = n // 17"), (17, 'b"XXXX".join('),

@@ -88,6 +88,10 @@ BROKEN = {
                         "exist"),
     "ir_version_12": (('version="11"', 'version="12"'),
                       "{xml}:2: IR version 12 is not supported (10 or 11)"),
+    "dim_empty": (("<dim>2</dim>", "<dim></dim>"),
+                  "{xml}:8: layer 0 'x': port 0 has dim '', not an integer"),
+    "dim_below_dynamic": (("<dim>2</dim>", "<dim>-2</dim>"),
+                          "{xml}:8: layer 0 'x': port 0 has dim -2, outside -1..1099511627776"),
     "malformed": (("</layers>", "</layer>"), "{xml}:19: malformed XML: "),
     "doctype": (('<?xml version="1.0"?>', '<?xml version="1.0"?>\n<!DOCTYPE net>'),
                 "{xml}:2: DOCTYPE/ENTITY declarations are not allowed in IR XML"),
@@ -214,8 +218,12 @@ def test_what_the_net_holds_is_read_and_written_back(reader: str, tmp_path: Path
     """Below <net>: the layers and edges, the model's rt_info (the weights record added on
     save) and an element IR does not have, kept after them (the schema has no place for
     it: the copy breaks the schema as the source does); OpenVINO reads the copy."""
-    xml = _write(tmp_path, GOOD.replace("</net>", '\t<extra a="1"><b/></extra>\n</net>', 1))
+    text = GOOD.replace("</net>", '\t<extra a="1"><b/></extra>\n</net>', 1)
+    text = text.replace('<port id="0" precision="FP32">', '<note/><port id="0" precision="FP32" '
+                        'custom="y">', 1)  # in the Result's <input>
+    xml = _write(tmp_path, text)
     model = READERS[reader](xml)
+    assert [(p.id, p.extra) for p in model.graph.layer(1).inputs] == [(0, {"custom": "y"})]
     out = irtool.save(model, tmp_path / "out" / "m.xml")
     root = etree.parse(str(out)).getroot()
     assert [child.tag for child in root] == ["layers", "edges", "rt_info", "extra"]
@@ -237,9 +245,52 @@ def test_a_lenient_read_places_a_problem_of_no_layer_in_no_scope(tmp_path: Path)
         reader(found)
         assert [(d.code, d.line, d.layer_id, d.scope) for d in found] == [
             ("IR_VERSION", 2, None, "")]
+    found = []
+    xml.write_text(GOOD.replace("<dim>2</dim>", "<dim>two</dim>", 1))
+    model = read_model(xml, problems=found)
+    assert [d.code for d in found] == ["BAD_DIM"]
+    assert model.graph.layer(0).outputs[0].dims == (-1,)  # read as a dynamic dim
+    for dim, problems, dims in ((-5, ["BAD_DIM"], (-1,)), (2**40, [], (2**40,))):
+        found = []
+        xml.write_text(GOOD.replace("<dim>2</dim>", f"<dim>{dim}</dim>", 1))
+        model = read_model(xml, problems=found)
+        assert ([d.code for d in found], model.graph.layer(0).outputs[0].dims) == (problems, dims)
 
 
 def test_a_document_in_memory_is_named_memory() -> None:
     with pytest.raises(IRParseError) as err:
         read_model_bytes(GOOD.replace("<dim>2</dim>", "<dim>two</dim>", 1).encode())
     assert str(err.value).startswith("<memory>:8: layer 0 'x': port 0 has dim 'two'")
+
+
+# How the saved f32[3] Const is broken -> the one problem the reader reports on its layer
+# (an absent shape is the empty one, a scalar's, as IR writes scalars).
+CONST_BREAKS = {
+    "no-shape": (' shape="3"', "", None,
+                 ("CONST_SIZE", "Const of f32[] needs 4 bytes but size is 12")),
+    "unknown-type": ('element_type="f32"', 'element_type="f99"', None,
+                     ("ELEMENT_TYPE", "Const has unknown element_type 'f99'")),
+    "no-type": ('element_type="f32" ', "", None,
+                ("ELEMENT_TYPE", "Const has unknown element_type None")),
+    "absurd-dim": ('shape="3"', f'shape="{2**40 + 1}"', None,
+                   ("BAD_DIM", f"Const shape '{2**40 + 1}' has an absurd dimension")),
+    "bin-ends-inside": ("", "", 8,
+                        ("CONST_OUT_OF_BOUNDS",
+                         "Const data [0, 12) lies beyond the end of the .bin (8 bytes)")),
+}
+
+
+@pytest.mark.parametrize("case", CONST_BREAKS)
+def test_a_broken_const_is_one_problem_on_its_layer(case: str, tmp_path: Path) -> None:
+    old, new, cut, (code, message) = CONST_BREAKS[case]
+    xml, _ = _const_model(tmp_path)
+    text = xml.read_text()
+    assert old in text
+    xml.write_text(text.replace(old, new, 1))
+    if cut is not None:
+        xml.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes()[:cut])
+    const = etree.parse(str(xml)).getroot().find("layers/layer[@type='Const']")
+    found: list = []
+    read_model(xml, problems=found)
+    assert [(d.code, d.message, d.line, d.layer_id) for d in found] == [
+        (code, message, const.sourceline, int(const.get("id")))]

@@ -319,29 +319,50 @@ def test_entries_after_a_broken_or_unknown_one_are_read(ov_built_irs: dict[str, 
             for e in ti.port_maps["port_map"]] == want_entries
 
 
-@pytest.mark.parametrize("break_", ["no-layers", "edge-port"])
+@pytest.mark.parametrize("break_", ["no-layers", "edge-port", "edges-to-nowhere",
+                                    "port-precision", "port-dim"])
 def test_a_problem_of_a_nested_body_names_its_scope(break_: str, ov_built_irs: dict[str, Path],
                                                     tmp_path: Path) -> None:
-    """The TensorIterator's body inside the Loop's body without <layers>, or with an edge
-    whose port is not a number: reported in that body's scope, on the element's line."""
+    """The TensorIterator's body inside the Loop's body without <layers>, with an edge whose
+    port is not a number, or with its first and last edges to a layer that does not exist
+    (each reported): in that body's scope, on the element's line."""
     xml = ov_built_irs["ti_in_loop"]
     root = etree.parse(str(xml)).getroot()
     outer = root.xpath("/net/layers/layer[@type='Loop']")[0]
     inner = outer.xpath("body/layers/layer[@type='TensorIterator']")[0]
     body = inner.find("body")
+    scope = f"{outer.get('id')}/body/{inner.get('id')}/body"
     if break_ == "no-layers":
         body.remove(body.find("layers"))
-        code, message, el = "XML_STRUCTURE", "<body> has no <layers>", body
-    else:
+        code, want = "XML_STRUCTURE", [("<body> has no <layers>", scope, body.sourceline)]
+    elif break_ == "edge-port":
         el = body.find("edges")[0]
         el.set("from-port", "x")
-        code, message = "EDGE_ATTR", "<edge> from-port='x' is not an integer"
+        code, want = "EDGE_ATTR", [("<edge> from-port='x' is not an integer", scope,
+                                    el.sourceline)]
+    elif break_ in ("port-precision", "port-dim"):
+        layer = body.find("layers/layer[@type='Parameter']")
+        el = layer.find("output/port")
+        if break_ == "port-precision":
+            el.set("precision", "F99")
+            code, message = "ELEMENT_TYPE", f"port {el.get('id')} has unknown precision 'F99'"
+        else:
+            port_id, el = el.get("id"), el.find("dim")
+            el.text = "x"
+            code, message = "BAD_DIM", f"port {port_id} has dim 'x', not an integer"
+        want = [(message, scope, el.sourceline)]
+    else:
+        code, want = "EDGE_UNKNOWN_LAYER", []
+        for el in (body.find("edges")[0], body.find("edges")[-1]):
+            el.set("to-layer", "99")
+            want.append((f"edge {el.get('from-layer')}:{el.get('from-port')} -> "
+                         f"99:{el.get('to-port')} names layer 99, which does not exist",
+                         scope, el.sourceline))
     bad = tmp_path / "model.xml"
     etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
     bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
     hits = [d for d in irtool.validate(bad) if d.code == code]
-    assert [(d.message, d.scope, d.line) for d in hits] == [
-        (message, f"{outer.get('id')}/body/{inner.get('id')}/body", el.sourceline)]
+    assert [(d.message, d.scope, d.line) for d in hits] == want
 
 
 @pytest.mark.saves_invalid_ir
