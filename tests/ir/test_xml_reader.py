@@ -221,6 +221,8 @@ def test_what_the_net_holds_is_read_and_written_back(reader: str, tmp_path: Path
     text = GOOD.replace("</net>", '\t<extra a="1"><b/></extra>\n</net>', 1)
     text = text.replace('<port id="0" precision="FP32">', '<note/><port id="0" precision="FP32" '
                         'custom="y">', 1)  # in the Result's <input>
+    text = text.replace("\t\t</layer>\n\t</layers>", '\t\t\t<custom k="v"/>\n\t\t</layer>\n'
+                        '\t</layers>', 1)  # the Result's last child
     xml = _write(tmp_path, text)
     model = READERS[reader](xml)
     assert [(p.id, p.extra) for p in model.graph.layer(1).inputs] == [(0, {"custom": "y"})]
@@ -230,6 +232,8 @@ def test_what_the_net_holds_is_read_and_written_back(reader: str, tmp_path: Path
     assert [child.tag for child in root.find("rt_info")] == ["note", "irtool_weights"]
     assert [(layer.get("id"), layer.get("type")) for layer in root.find("layers")] == [
         ("0", "Parameter"), ("1", "Result")]
+    assert [(child.tag, dict(child.attrib)) for child in root.find("layers")[1]][-1] == (
+        "custom", {"k": "v"})
     extra = root.find("extra")
     assert (extra.attrib, [child.tag for child in extra]) == ({"a": "1"}, ["b"])
     assert root.find("layers").find("layer").find("rt_info") is None
@@ -294,3 +298,13 @@ def test_a_broken_const_is_one_problem_on_its_layer(case: str, tmp_path: Path) -
     read_model(xml, problems=found)
     assert [(d.code, d.message, d.line, d.layer_id) for d in found] == [
         (code, message, const.sourceline, int(const.get("id")))]
+
+
+def test_a_layer_without_version_is_named_with_none(tmp_path: Path) -> None:
+    """A layer with no version attribute: the reader says so, and the operation it names
+    has no version (shown as "?"), not one made up."""
+    xml = _write(tmp_path, GOOD.replace(' version="opset1">', ">", 1))
+    found = irtool.validate(xml)
+    assert sorted(d.code for d in found) == ["LAYER_ATTR", "UNKNOWN_OP", "XSD"]
+    (unknown,) = [d.message for d in found if d.code == "UNKNOWN_OP"]
+    assert unknown.startswith("operation Parameter-? is known neither")

@@ -320,7 +320,7 @@ def test_entries_after_a_broken_or_unknown_one_are_read(ov_built_irs: dict[str, 
 
 
 @pytest.mark.parametrize("break_", ["no-layers", "edge-port", "edges-to-nowhere",
-                                    "port-precision", "port-dim"])
+                                    "port-precision", "port-dim", "input-port-dim"])
 def test_a_problem_of_a_nested_body_names_its_scope(break_: str, ov_built_irs: dict[str, Path],
                                                     tmp_path: Path) -> None:
     """The TensorIterator's body inside the Loop's body without <layers>, with an edge whose
@@ -340,9 +340,11 @@ def test_a_problem_of_a_nested_body_names_its_scope(break_: str, ov_built_irs: d
         el.set("from-port", "x")
         code, want = "EDGE_ATTR", [("<edge> from-port='x' is not an integer", scope,
                                     el.sourceline)]
-    elif break_ in ("port-precision", "port-dim"):
-        layer = body.find("layers/layer[@type='Parameter']")
-        el = layer.find("output/port")
+    elif break_ in ("port-precision", "port-dim", "input-port-dim"):
+        if break_ == "input-port-dim":
+            el = body.find("layers/layer[@type='Result']/input/port")
+        else:
+            el = body.find("layers/layer[@type='Parameter']/output/port")
         if break_ == "port-precision":
             el.set("precision", "F99")
             code, message = "ELEMENT_TYPE", f"port {el.get('id')} has unknown precision 'F99'"
