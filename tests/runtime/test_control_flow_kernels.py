@@ -27,6 +27,7 @@ from support.ir_builders import (
 
 import irtool
 from irtool.errors import ExecutionError, IRValidationError
+from irtool.ir import Layer, Value
 from irtool.runtime import Executor
 
 
@@ -345,6 +346,14 @@ def doubling_map(ti: bool, x_dims: tuple[int, int], axis: int = 0) -> irtool.Mod
     row = body.param("row", "f32", (1, 2))
     r_y = body.result(body.op("Multiply", "opset1", [row, body.const(np.full((1, 2), 2, F32))],
                               {"auto_broadcast": "numpy"}))
+    return row_map(body, row, r_y, ti, x_dims, axis, (-1, 2))
+
+
+def row_map(body: Net, row: Value, r_y: Layer, ti: bool, x_dims: tuple[int, int], axis: int,
+            y_dims: tuple[int, int]) -> irtool.Model:
+    """A Loop named "map" (trip count and condition inputs, a true body condition) or a
+    TensorIterator running ``body`` over X sliced along ``axis`` into ``row``, ``r_y``
+    concatenated into y."""
     net = Net()
     lp = net.tensor_iterator(body, "map") if ti else net.loop(body, "map")
     if not ti:
@@ -352,7 +361,7 @@ def doubling_map(ti: bool, x_dims: tuple[int, int], axis: int = 0) -> irtool.Mod
         lp.condition(net.param("cond", "boolean", ()))
         lp.execution_condition(body.result(body.const(np.array(True))))
     lp.sliced(net.param("X", "f32", x_dims), row, axis=axis)
-    lp.output(r_y, info("f32", (-1, 2)), names=["y"], axis=0)
+    lp.output(r_y, info("f32", y_dims), names=["y"], axis=0)
     return finish(net, lp)
 
 
@@ -504,15 +513,7 @@ def test_a_batched_loop_checks_declared_dims_as_the_loop_does(ti: bool, vectoriz
                     name="sum")
     r_y = body.result(body.op("ReduceSum", "opset1", [twice, body.const(np.array([1]))],
                               {"keep_dims": "true"}, shape=(1, 1)))
-    net = Net()
-    lp = net.tensor_iterator(body, "map") if ti else net.loop(body, "map")
-    if not ti:
-        lp.trip_count(net.param("trip", "i64", ()))
-        lp.condition(net.param("cond", "boolean", ()))
-        lp.execution_condition(body.result(body.const(np.array(True))))
-    lp.sliced(net.param("X", "f32", (-1, -1)), row, axis=0)
-    lp.output(r_y, info("f32", (-1, -1)), names=["y"], axis=0)
-    model = finish(net, lp)
+    model = row_map(body, row, r_y, ti, (-1, -1), 0, (-1, -1))
     executor = Executor(model, vectorize=vectorize)
     (step,) = [s for s in executor.plan.steps if s.layer.type in ("Loop", "TensorIterator")]
     assert (step.kernel.batched is not None) == vectorize

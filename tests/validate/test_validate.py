@@ -199,6 +199,15 @@ def test_nested_if_in_loop_is_walked(ov_built_irs: dict[str, Path]) -> None:
     assert hits[0].layer_id == 0
 
 
+def _edited(root: etree._Element, xml: Path, folder: Path) -> Path:
+    """``root`` (an edited tree of the IR ``xml``) written to ``folder/model.xml``, with a
+    copy of ``xml``'s .bin beside it."""
+    bad = folder / "model.xml"
+    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
+    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    return bad
+
+
 def test_a_port_map_rule_on_the_nested_if_names_its_scope(ov_built_irs: dict[str, Path],
                                                           tmp_path: Path) -> None:
     """A rule on the If's own port map (not on a layer of its bodies) reports the If in the
@@ -209,9 +218,7 @@ def test_a_port_map_rule_on_the_nested_if_names_its_scope(ov_built_irs: dict[str
     branch = loop.xpath("body/layers/layer[@type='If']")[0]
     entry = branch.xpath("then_port_map/output")[0]
     entry.getparent().remove(entry)
-    bad = tmp_path / "model.xml"
-    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
-    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    bad = _edited(root, xml, tmp_path)
     hits = [d for d in errors(irtool.validate(bad)) if d.code == "OUTPUT_UNMAPPED"]
     assert [(d.layer_id, d.scope) for d in hits] == [
         (int(branch.get("id")), f"{loop.get('id')}/body")]
@@ -229,9 +236,7 @@ def test_a_rule_of_a_nested_tensor_iterator_names_its_body_scope(
     carried = edge.get("to-layer")
     for el in (edge, *inner.xpath(f"port_map/input[@internal_layer_id='{carried}']")):
         el.getparent().remove(el)
-    bad = tmp_path / "model.xml"
-    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
-    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    bad = _edited(root, xml, tmp_path)
     hits = [d for d in errors(irtool.validate(bad)) if d.code == "PARAMETER_UNMAPPED"]
     assert [(d.layer_id, d.scope) for d in hits] == [
         (int(carried), f"{outer.get('id')}/body/{inner.get('id')}/body")]
@@ -275,9 +280,7 @@ def test_a_broken_entry_of_a_nested_tensor_iterator_is_read_around(
                 del el.attrib[name]
             else:
                 el.set(name, value)
-    bad = tmp_path / "model.xml"
-    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
-    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    bad = _edited(root, xml, tmp_path)
     found = irtool.validate(bad)
     assert sorted(d.code for d in found) == sorted(["XSD", *codes]), found
     if codes:
@@ -307,9 +310,7 @@ def test_entries_after_a_broken_or_unknown_one_are_read(ov_built_irs: dict[str, 
         broken.set(attr, "x")
         first.addprevious(etree.Element("note"))
         first.addprevious(broken)
-    bad = tmp_path / "model.xml"
-    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
-    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    bad = _edited(root, xml, tmp_path)
     found: list[Diagnostic] = []
     model = read_model(bad, problems=found)
     assert [d.code for d in found] == ["PORT_MAP_ATTR", "BACK_EDGE_ATTR"]
@@ -360,9 +361,7 @@ def test_a_problem_of_a_nested_body_names_its_scope(break_: str, ov_built_irs: d
             want.append((f"edge {el.get('from-layer')}:{el.get('from-port')} -> "
                          f"99:{el.get('to-port')} names layer 99, which does not exist",
                          scope, el.sourceline))
-    bad = tmp_path / "model.xml"
-    etree.ElementTree(root).write(str(bad), xml_declaration=True, encoding="utf-8")
-    bad.with_suffix(".bin").write_bytes(xml.with_suffix(".bin").read_bytes())
+    bad = _edited(root, xml, tmp_path)
     hits = [d for d in irtool.validate(bad) if d.code == code]
     assert [(d.message, d.scope, d.line) for d in hits] == want
 
