@@ -11,8 +11,8 @@ dynamo exporters, onnxscript, tf2onnx, skl2onnx, onnxmltools; see that folder's
   matches onnxruntime, for comparison.
 
 onnxruntime on the fixture's checked-in inputs is the reference. Every backend runs in
-a child process (``irtool.crosscheck.isolate``), so a crash or hang is that cell's
-reason and the other rows still run. Tolerances are ``irtool.crosscheck.compare``'s
+a child process (``irtool.engines.isolate``), so a crash or hang is that cell's
+reason and the other rows still run. Tolerances are ``irtool.tools.compare``'s
 defaults (f64 compared at f32's, since OpenVINO's CPU plugin computes f64 in f32).
 
     python bench/exporter_models.py [NAME ...] [--json FILE]
@@ -32,7 +32,9 @@ import onnx
 from tqdm import tqdm
 
 import irtool
-from irtool.crosscheck import (
+from irtool.engines.base import first_line
+from irtool.engines.isolate import Isolated
+from irtool.tools import (
     IrtoolBackend,
     OnnxRuntimeBackend,
     OpenVINOBackend,
@@ -40,8 +42,6 @@ from irtool.crosscheck import (
     Outcome,
     compare_outputs,
 )
-from irtool.crosscheck.backends import first_line
-from irtool.crosscheck.isolate import Isolated
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "onnx_exporters"
 COLUMNS = ("converts", "irtool", "OV (irtool IR)", "OV frontend")

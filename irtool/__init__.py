@@ -17,8 +17,8 @@ executor, and cross-check against onnxruntime and OpenVINO::
 # ``irtool.validate`` to the module and break the second call.
 from . import validate as _validate_module  # noqa: F401
 from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
-from .diagnostics import Diagnostic
-from .errors import (
+from .core.diagnostics import Diagnostic
+from .core.errors import (
     BackendError,
     ConversionError,
     ExecutionError,
@@ -28,7 +28,7 @@ from .errors import (
     IRValidationError,
     UnsupportedOpError,
 )
-from .extensions import load_extension
+from .core.extensions import load_extension
 from .ir import Model
 
 __version__ = "0.1.0"

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .diagnostics import Diagnostic
-from .errors import ExecutionError, IRToolError
-from .feeds import input_mismatch
+from .core.diagnostics import Diagnostic
+from .core.errors import ExecutionError, IRToolError
+from .core.feeds import input_mismatch
+from .core.sniff import file_kind
 from .ir import Model, read_model, write_model
-from .sniff import file_kind
 
 if TYPE_CHECKING:
     import onnx
 
-    from .crosscheck import CheckReport
     from .runtime.session import CompiledModel
+    from .tools import CheckReport
 
 PathLike = str | os.PathLike
 
@@ -62,7 +62,7 @@ def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = Tru
 def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
     """Write ``model`` as ``path`` (.xml) plus the ``.bin`` beside it; returns the .xml path.
 
-    All or nothing (see :mod:`irtool.files`); missing folders are created.
+    All or nothing (see :mod:`irtool.core.files`); missing folders are created.
 
     With ``compress_to_fp16`` f32 constants are stored as f16 and decompressed
     by a ``Convert`` layer, as OpenVINO's own ``compress_to_fp16`` does.
@@ -96,10 +96,10 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
     (listing every unsupported operator).
     """
-    from . import onnx_analysis
+    from .frontends.onnx import analysis as onnx_analysis
 
     onnx_analysis.prestart()  # its worker starts while the translators are imported
-    from .onnx import convert_model
+    from .frontends.onnx import convert_model
 
     started = time.perf_counter()
     ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
@@ -199,8 +199,8 @@ def run_steps(
 
 def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping[str, Any]],
                         timeout: float) -> list[dict[str, np.ndarray]]:
-    from .crosscheck.backends import OpenVINOSessionBackend, flatten_steps, split_steps
-    from .crosscheck.isolate import Isolated
+    from .engines.base import OpenVINOSessionBackend, flatten_steps, split_steps
+    from .engines.isolate import Isolated
 
     with _ir_on_disk(model_or_path) as (xml, shown):
         outputs = Isolated(OpenVINOSessionBackend(xml), timeout, label="OpenVINO",
@@ -212,7 +212,7 @@ def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping
 def _ir_on_disk(model_or_path: Model | PathLike) -> Iterator[tuple[Path, str]]:
     """The IR file OpenVINO reads, and how messages name it: an in-memory model is written to
     a temporary folder (removed afterwards) and named by file name, a path as given."""
-    from .errors import BackendError
+    from .core.errors import BackendError
 
     if not isinstance(model_or_path, Model):
         xml = Path(model_or_path)
@@ -237,9 +237,9 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                   timeout: float) -> dict[str, np.ndarray]:
     """OpenVINO in a worker process: it can die of a signal or never end on an IR (a Loop it
     runs zero times, one with no trip count), and that must be a one-line error here."""
-    from .crosscheck.backends import OpenVINOBackend
-    from .crosscheck.isolate import Isolated
-    from .errors import BackendError
+    from .core.errors import BackendError
+    from .engines.base import OpenVINOBackend
+    from .engines.isolate import Isolated
 
     with _ir_on_disk(model_or_path) as (xml, shown):
         names = read_model(xml).input_names()
@@ -280,7 +280,7 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
     - ``seed``: the random inputs' seed (default 0).
     - ``shapes``: the shape of each input with dynamic dims, e.g. ``{"x": (2, 3)}``.
     - ``rtol`` / ``atol``: tolerances for every output, instead of the per-dtype defaults
-      (``irtool.crosscheck.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
+      (``irtool.tools.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
       bf16 2e-2 / 1e-2, integers and booleans exact).
     - ``keep_dir``: keep the converted IR and the inputs (``inputs.npz``) there.
     - ``timeout``: seconds onnxruntime and OpenVINO each get in their worker process
@@ -292,7 +292,7 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
     ``format_table()`` and ``to_dict()`` show it. Raises ``ConversionError`` when the model
     cannot be converted and ``CheckInputError`` when inputs cannot be made.
     """
-    from .crosscheck import check as _check
+    from .tools import check as _check
 
     return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
                   keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
@@ -303,7 +303,7 @@ def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str
     """What ``irtool inspect`` prints: inputs, outputs, op counts and every Loop /
     TensorIterator / If in words (``as_dict=True``: the ``inspect --json`` object).
     A path may be an IR ``.xml`` or an ONNX model (converted first)."""
-    from .inspection import load_for_inspect, summary, summary_dict
+    from .tools.inspection import load_for_inspect, summary, summary_dict
     from .validation import check_model
 
     if isinstance(model, Model):

@@ -126,7 +126,7 @@ from __future__ import annotations
 
 import os
 
-from .diagnostics import Diagnostic
+from .core.diagnostics import Diagnostic
 from .ir.graph import Model
 from .validation import RULES, validate_file, validate_model
 

@@ -515,7 +515,7 @@ class Model:
     rt_info: list[RTNode] | None = None
     unknown: list[RTNode] = field(default_factory=list)
     path: str | None = None
-    weights_record: dict[str, str] | None = None  # see irtool.ir.weights
+    weights_record: dict[str, str] | None = None  # see irtool.ir.serde.weights
 
     @property
     def inputs(self) -> list[Layer]:

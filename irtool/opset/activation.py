@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ._common import erf, normalize_axis
 from .base import Op, TensorInfo, register
 from .elementwise import HALF_TYPES, UnaryElementwise
-from .math_util import erf, normalize_axis
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

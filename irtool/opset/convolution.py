@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._nn import auto_pads, float_dtype_for, ints, same, window_view
 from .base import Op, TensorInfo, register
-from .nn_util import auto_pads, float_dtype_for, ints, same, window_view
 
 Values = Sequence[np.ndarray | None]
 

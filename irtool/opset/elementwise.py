@@ -19,8 +19,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir.types import ELEMENT_TYPES
+from ._common import broadcast_output_shape, erf, parse_broadcast, pdpd_align
 from .base import NumpyCall, Op, TensorInfo, register
-from .math_util import broadcast_output_shape, erf, parse_broadcast, pdpd_align
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
 # 16-bit floats (f16, and bf16 when ml_dtypes is present): math runs in f32 for them.

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import (
+from ._nn import (
     dynamic_like,
     ints,
     merge_dim,
@@ -23,6 +22,7 @@ from .nn_util import (
     slice_index,
     vector_length,
 )
+from .base import Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 

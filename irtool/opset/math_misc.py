@@ -13,14 +13,14 @@ import numpy as np
 
 from ..ir.graph import Shape
 from ..ir.types import ElementType
-from .base import REQUIRED, NumpyCall, Op, TensorInfo, broadcast_shapes, register
-from .math_util import (
+from ._common import (
     const_scalar,
     normalize_axis,
     numpy_dtype,
     parse_broadcast,
     pdpd_align,
 )
+from .base import REQUIRED, NumpyCall, Op, TensorInfo, broadcast_shapes, register
 
 
 def _half_to_f32(x: np.ndarray) -> np.ndarray:

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..ir.types import ElementType, element_type
+from ._common import const_ints, numpy_dtype
 from .base import REQUIRED, Op, TensorInfo, register
-from .math_util import const_ints, numpy_dtype
 
 _M_N = np.uint64(0xD2511F53)
 _M_COUNTER = np.uint64(0xCD9E8D57)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._nn import same
 from .base import Op, TensorInfo, register
-from .nn_util import same
 
 Values = Sequence[np.ndarray | None]
 

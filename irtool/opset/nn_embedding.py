@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._nn import float_dtype_for, same, scalar_int
 from .base import Op, TensorInfo, register
-from .nn_util import float_dtype_for, same, scalar_int
 
 Values = Sequence[np.ndarray | None]
 

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ._nn import auto_pads, float_dtype_for, ints, same
 from .base import Op, TensorInfo, register
-from .nn_util import auto_pads, float_dtype_for, ints, same
 
 Values = Sequence[np.ndarray | None]
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ._nn import float_dtype_for, same
 from .base import Op, TensorInfo, register
-from .nn_util import float_dtype_for, same
 
 Values = Sequence[np.ndarray | None]
 Act = Callable[[np.ndarray], np.ndarray]

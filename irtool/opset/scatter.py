@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._nn import norm_axis, scalar_int, slice_index
 from .base import Op, TensorInfo, register
-from .nn_util import norm_axis, scalar_int, slice_index
 
 Values = Sequence[np.ndarray | None]
 

@@ -2,7 +2,7 @@
 
 from . import (
     control_flow,  # registers Loop, TensorIterator and If into CONTROL_FLOW
-    state,  # registers ReadValue and Assign into CONTROL_FLOW
+    variables,  # registers ReadValue and Assign into CONTROL_FLOW
 )
 from .control_flow import DEFAULT_MAX_ITERATIONS
 from .executor import Executor
@@ -10,5 +10,5 @@ from .plan import CONTROL_FLOW, Plan, RunOptions, Step, compile_graph, describe_
 
 __all__ = [
     "CONTROL_FLOW", "DEFAULT_MAX_ITERATIONS", "Executor", "Plan", "RunOptions", "Step",
-    "compile_graph", "control_flow", "describe_layer", "state",
+    "compile_graph", "control_flow", "describe_layer", "variables",
 ]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bulk import paused_gc
+from ..core.bulk import paused_gc
 from ..ir.graph import Graph, Model
 
 # C-level getters: the fingerprint is taken on every cached call, so it must cost little

@@ -34,10 +34,11 @@ import sys
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
+from ..core.errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
+from .codegen.loops import generate
 from .iteration import (
     ConcatOutput,
     Iterate,
@@ -52,7 +53,6 @@ from .iteration import (
     squeezes_match,
     stack,
 )
-from .loopgen import generate
 from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, layer_path
 
 DEFAULT_MAX_ITERATIONS = 1_000_000

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..core.errors import ExecutionError
 from ..ir.graph import Layer, Port
 from ..ir.types import from_numpy
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
-from ..feeds import input_mismatch
+from ..core.errors import ExecutionError, IRToolError
+from ..core.feeds import input_mismatch
 from ..ir.graph import Model, Shape
 from ..ir.types import ElementType, from_raw_bits
 from ..validation import check_model
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
-from .state import Variables
 from .threads import BlasLimit, blas_thread_limit
+from .variables import Variables
 
 _STATELESS = nullcontext()  # the variable binding of a plan without ReadValue or Assign
 

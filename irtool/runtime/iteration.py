@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
+from ..core.errors import ExecutionError, IRToolError
 from ..ir.graph import Layer, sliced_range
 from .plan import Kernel, Plan, describe_layer, layer_path
 

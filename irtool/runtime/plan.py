@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bulk import paused_gc
-from ..errors import ExecutionError, IRToolError
+from ..core.bulk import paused_gc
+from ..core.errors import ExecutionError, IRToolError
 from ..ir.graph import Graph, Layer, tensor_name
 from ..opset import Kernel, make_op
+from ..passes.decompression import exact_source, fold
+from ..passes.pool_fusion import pool_first
 from .declared import Verifier, mismatch, port_dims, port_dtype
-from .decompression import exact_source, fold
 from .fastpath import Inline, inline_for, specialise
-from .fusion import pool_first
 
 
 @dataclass
@@ -530,14 +530,14 @@ class RunOptions:
     """Settings that reach every (nested) plan: ``max_iterations`` caps each loop;
     ``check_declared`` checks computed values against their ports (``declared``; the
     ``Executor`` turns it on, a bare ``compile_graph`` leaves it off); ``variables`` is
-    the store the plan's ReadValue/Assign kernels share (``state.Variables``; without
+    the store the plan's ReadValue/Assign kernels share (``variables.Variables``; without
     one, each such layer gets a store of its own, which makes every run stateless);
     ``vectorize`` runs loops whose iterations are independent as one batched computation
     (``irtool.passes.vectorize``) when their inputs at run time allow it."""
 
     max_iterations: int | None = None
     check_declared: bool = False
-    variables: object = None  # the plan's ``state.Variables`` (ReadValue/Assign kernels)
+    variables: object = None  # the plan's ``variables.Variables`` (ReadValue/Assign kernels)
     vectorize: bool = True
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..core.errors import ExecutionError
 from ..ir.graph import Model
 from ..ir.types import ElementType
 from .executor import Executor

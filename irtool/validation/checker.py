@@ -6,12 +6,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..bulk import paused_gc
-from ..diagnostics import Diagnostic
-from ..errors import IRParseError, IRValidationError
-from ..ir import xml_reader
+from ..core.bulk import paused_gc
+from ..core.diagnostics import Diagnostic
+from ..core.errors import IRParseError, IRValidationError
+from ..core.sniff import other_kind
 from ..ir.graph import Graph, Model
-from ..sniff import other_kind
+from ..ir.serde import xml_reader
 from .axes import check_axes
 from .codes import severity
 from .control_flow import check_control_flow

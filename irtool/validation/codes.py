@@ -22,7 +22,7 @@ RULES: dict[str, Rule] = {
     "XML_DTD": Rule("error", "file", "DOCTYPE/ENTITY declarations (XXE, entity bombs) refused"),
     "XSD": Rule("error", "file", "the XML breaks the IR schema (schemas/ir_v1x.xsd)"),
     "XSD_UNAVAILABLE": Rule("warning", "file", "no schema found/compiled: XSD checks skipped"),
-    # -- reading (reported by irtool.ir.xml_reader in lenient mode) --------------
+    # -- reading (reported by irtool.ir.serde.xml_reader in lenient mode) --------------
     "XML_STRUCTURE": Rule("error", "reader", "root is not <net>, or a graph lacks <layers>"),
     "IR_VERSION": Rule("error", "reader", "<net version> is not 10 or 11"),
     "LAYER_ATTR": Rule("error", "reader", "layer id/name/type/version missing or malformed"),

@@ -269,7 +269,7 @@ def _openvino_reads_alike(start: int, end: int, stride: int) -> bool:
     """Does OpenVINO's CPU plugin slice ``start``/``end`` as written? It cuts the parts from
     the first element walking forward and from the last walking back, whatever ``start``
     says, and refuses a forward range whose ``end`` is 0 or more, or a backward one whose
-    ``end`` is negative (``tests/validate/test_validate_rules.py`` records what each engine
+    ``end`` is negative (``tests/validation/test_validate_rules.py`` records what each engine
     does with each)."""
     return (start == 0 and end < 0) if stride > 0 else (start == -1 and end >= 0)
 

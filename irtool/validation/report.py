@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic
 from ..ir.graph import Graph, Layer, Port
 from ..ir.types import ElementType
 from .codes import severity

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from support.ir_builders import Net
 
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.ir.graph import Layer, Port
 from irtool.runtime.iteration import (
     ConcatOutput,

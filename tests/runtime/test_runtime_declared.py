@@ -13,7 +13,7 @@ import pytest
 from support.ir_builders import F32, Net, counted_loop, finish, true_result
 
 import irtool
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.runtime import Executor, plan
 
 

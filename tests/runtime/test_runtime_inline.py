@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from support.ir_builders import Net
 
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.opset import make_op
 from irtool.runtime import compile_graph
 

@@ -19,7 +19,7 @@ import pytest
 from support.stateful import accumulator
 
 import irtool
-from irtool.backends.openvino import REFERENCE_CONFIG
+from irtool.engines.openvino import REFERENCE_CONFIG
 from irtool.runtime.cache import PLANS
 
 RTOL, ATOL = 1e-5, 1e-5
