@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import onnx
 
     from .runtime.session import CompiledModel
-    from .tools import CheckReport
+    from .tools.check import CheckReport
 
 PathLike = str | os.PathLike
 
@@ -51,9 +51,9 @@ def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = Tru
     if not strict:
         model = read_model(path, bin_path)
     else:
-        from .validation import load_checked
+        from .validation import read_valid
 
-        model = load_checked(path, bin_path)
+        model = read_valid(path, bin_path)
     log.info("read %s (%d layers) in %.2f s", path, len(model.graph),
              time.perf_counter() - started)
     return model
@@ -96,10 +96,7 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
     (listing every unsupported operator).
     """
-    from .frontends.onnx import analysis as onnx_analysis
-
-    onnx_analysis.prestart()  # its worker starts while the translators are imported
-    from .frontends.onnx import convert_model
+    from .frontends.onnx import convert_model  # starts ONNX's checker worker first
 
     started = time.perf_counter()
     ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
@@ -199,11 +196,12 @@ def run_steps(
 
 def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping[str, Any]],
                         timeout: float) -> list[dict[str, np.ndarray]]:
-    from .engines.base import OpenVINOSessionBackend, flatten_steps, split_steps
+    from .engines.base import flatten_steps, split_steps
     from .engines.isolate import Isolated
+    from .engines.openvino import OpenVINOSessionEngine
 
     with _ir_on_disk(model_or_path) as (xml, shown):
-        outputs = Isolated(OpenVINOSessionBackend(xml), timeout, label="OpenVINO",
+        outputs = Isolated(OpenVINOSessionEngine(xml), timeout, label="OpenVINO",
                            doing=f" running {shown}").run(flatten_steps(steps))
     return split_steps(outputs)
 
@@ -238,8 +236,8 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
     """OpenVINO in a worker process: it can die of a signal or never end on an IR (a Loop it
     runs zero times, one with no trip count), and that must be a one-line error here."""
     from .core.errors import BackendError
-    from .engines.base import OpenVINOBackend
     from .engines.isolate import Isolated
+    from .engines.openvino import OpenVINOEngine
 
     with _ir_on_disk(model_or_path) as (xml, shown):
         names = read_model(xml).input_names()
@@ -253,13 +251,13 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                 raise BackendError(f"{len(inputs)} inputs given, the model takes {len(names)}",
                                    file=str(xml))
             inputs = dict(zip(names, inputs))
-        return Isolated(OpenVINOBackend(xml), timeout, label="OpenVINO",
+        return Isolated(OpenVINOEngine(xml), timeout, label="OpenVINO",
                         doing=f" running {shown}").run(inputs)
 
 
 def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
     """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
-    from .validate import validate as _validate
+    from .validation import validate as _validate
 
     started = time.perf_counter()
     found = _validate(model_or_path)
@@ -292,7 +290,7 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
     ``format_table()`` and ``to_dict()`` show it. Raises ``ConversionError`` when the model
     cannot be converted and ``CheckInputError`` when inputs cannot be made.
     """
-    from .tools import check as _check
+    from .tools.check import check as _check
 
     return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
                   keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
@@ -304,10 +302,10 @@ def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str
     TensorIterator / If in words (``as_dict=True``: the ``inspect --json`` object).
     A path may be an IR ``.xml`` or an ONNX model (converted first)."""
     from .tools.inspection import load_for_inspect, summary, summary_dict
-    from .validation import check_model
+    from .validation import require_valid
 
     if isinstance(model, Model):
-        loaded, note = check_model(model), None
+        loaded, note = require_valid(model), None
     else:
         loaded, note = load_for_inspect(model)
     return summary_dict(loaded, note) if as_dict else summary(loaded, note)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import api
+from ..core.diagnostics import errors_only
 from ..core.errors import InternalError, IRToolError
 from ..core.files import check_writable, write_files, write_npz, write_npz_files
 from ..core.sniff import refuse_other_kind
@@ -182,7 +183,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     entries = []
     for path in _progress(args.files, "validate", unit="file", quiet=args.quiet):
         found = api.validate(path)
-        errors = sum(1 for p in found if p.severity == "error")
+        errors = len(errors_only(found))
         entries.append({"file": str(path), "valid": errors == 0, "errors": errors,
                         "warnings": len(found) - errors, "diagnostics": found})
         log.info("%s: %d error(s), %d warning(s)", path, errors, len(found) - errors)
@@ -437,10 +438,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # argparse would show the top-level usage: show the subcommand's instead
         args.subparser.error(f"unrecognized arguments: {' '.join(extra)}")
     _configure_logging(args.verbose, args.quiet)
-    if args.command in ("convert", "check") or str(getattr(args, "model", "")).endswith(".onnx"):
-        from ..frontends.onnx import analysis as onnx_analysis
-
-        onnx_analysis.prestart()  # its worker loads while this process does
     try:
         if getattr(args, "extension", None):
             from ..core.extensions import load_extension

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+
+from .scopes import layer_path
 
 
 @dataclass(frozen=True)
@@ -32,9 +35,13 @@ class Diagnostic:
         """The line without its location: ``CODE layer <id> "<name>": message``."""
         layer = ""
         if self.layer_id is not None:
-            prefix = f"{self.scope}/" if self.scope else ""
-            layer = f' layer {prefix}{self.layer_id} "{self.layer_name or ""}"'
+            layer = f' layer {layer_path(self.scope, self.layer_id)} "{self.layer_name or ""}"'
         return f"{self.code}{layer}: {self.message}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def errors_only(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics that make an IR invalid (warnings dropped)."""
+    return [d for d in diagnostics if d.severity == "error"]

@@ -236,17 +236,20 @@ class _Worker:
 
 
 _BARE = """import importlib.util, runpy, sys, types
-top = sys.argv[1].split(".")[0]
-spec = importlib.util.find_spec(top)
-package = types.ModuleType(top)
-package.__spec__, package.__path__ = spec, list(spec.submodule_search_locations)
-sys.modules[top] = package
+parts = sys.argv[1].split(".")[:-1]
+for depth in range(1, len(parts) + 1):
+    name = ".".join(parts[:depth])
+    spec = importlib.util.find_spec(name)
+    package = types.ModuleType(name)
+    package.__spec__, package.__path__ = spec, list(spec.submodule_search_locations)
+    sys.modules[name] = package
 del sys.argv[0]
 runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
-"""``python -m`` for a module whose top package's ``__init__`` is not needed: the package
-is registered without running it (``irtool``'s imports its whole API, most of a worker's
-start-up when the worker needs only onnx)."""
+"""``python -m`` for a module whose packages' ``__init__`` modules are not needed: each
+package on its path is registered without running it (``irtool``'s imports its whole API,
+and ``irtool.frontends.onnx``'s every translator: most of a worker's start-up when the
+worker needs only onnx)."""
 
 
 class Pool:

@@ -1,3 +1,4 @@
-"""Engines other than irtool's runtime that run an IR: OpenVINO's CPU runtime
-(``irtool.engines.openvino``). ``irtool.run(backend=...)``, the ONNX backend and the
-cross-check use them; none of them imports anything above ``irtool.ir``."""
+"""Engines: ways of computing a model's outputs from inputs named by tensor, behind one
+interface (``base.Engine``): onnxruntime, irtool's own runtime, OpenVINO's CPU runtime;
+``isolate`` runs any of them in a worker process. ``irtool.run(backend=...)``, the ONNX
+backend and ``irtool check`` use them."""

@@ -1,6 +1,6 @@
-"""Run a backend in a child process, so that a crash or hang of OpenVINO is a reason, not an end.
+"""Run an engine in a child process, so that a crash or hang of OpenVINO is a reason, not an end.
 
-``Isolated(backend)`` is itself a backend. Its runs go to one worker of
+``Isolated(engine)`` is itself an engine. Its runs go to one worker of
 ``irtool.core.workers`` (``python -m irtool.engines._isolate_child``),
 started on first use and reused for later calls in this process; a worker that
 dies (a segfault, an abort) or overruns is replaced. Backends and inputs travel
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.errors import BackendError
 from ..core.workers import Pool, serve
-from .base import Backend, Feed, first_line
+from .base import Engine, Feed, first_line
 
 # Generous: a large model may take a while to compile; a node case takes well under 1 s.
 DEFAULT_TIMEOUT_S = 600.0
@@ -26,7 +26,7 @@ _pool: Pool | None = None
 def _shared_pool() -> Pool:
     global _pool
     if _pool is None:
-        _pool = Pool("irtool.engines._isolate_child", name="the isolated backend")
+        _pool = Pool("irtool.engines._isolate_child", name="the isolated engine")
     return _pool
 
 
@@ -39,12 +39,12 @@ def _stop_child() -> None:
         _pool = None
 
 
-class Isolated(Backend):
+class Isolated(Engine):
     """``inner`` run in a child process; crashes and hangs become ``BackendError``s."""
 
-    def __init__(self, inner: Backend, timeout: float = DEFAULT_TIMEOUT_S, *,
+    def __init__(self, inner: Engine, timeout: float = DEFAULT_TIMEOUT_S, *,
                  label: str | None = None, doing: str = "") -> None:
-        """``label`` names the backend in the messages of a crash or a time-out (default its
+        """``label`` names the engine in the messages of a crash or a time-out (default its
         name), ``doing`` ends them (" running m.xml")."""
         self.inner = inner
         self.name = inner.name
@@ -65,5 +65,5 @@ class Isolated(Backend):
 
 
 def _child_main() -> int:
-    """The worker: run each ``(backend, inputs)`` it is sent."""
+    """The worker: run each ``(engine, inputs)`` it is sent."""
     return serve(lambda job: job[0]._run(job[1]), describe=first_line)

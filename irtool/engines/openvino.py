@@ -1,4 +1,4 @@
-"""Run an IR on OpenVINO's CPU runtime, fed and read by tensor name.
+"""OpenVINO's CPU runtime as an engine: an IR run fed and read by tensor name.
 
 The in-memory ``Model`` is written to a temporary folder first, so OpenVINO
 reads exactly the files irtool would save. OpenVINO compiles with
@@ -22,20 +22,9 @@ from ..core.errors import BackendError, IRToolError
 from ..core.feeds import input_mismatch
 from ..ir import Model, read_model, write_model
 from ..ir.types import ELEMENT_TYPES, ElementType, from_raw_bits
+from .base import Engine, Feed, first_line, flatten_steps, one_line, split_steps
 
 PathLike = str | os.PathLike
-
-# OpenVINO wraps its messages in lines saying where they were thrown from.
-_BOILERPLATE = re.compile(r"^(Exception from \S+|Check '.*' failed at \S+|\[ ?\w+ ?\]\s*$)")
-
-
-def one_line(err: BaseException) -> str:
-    """The informative line of an OpenVINO exception message."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    useful = [ln for ln in lines if not _BOILERPLATE.match(ln)]
-    text = (useful or lines or [type(err).__name__])[0]
-    return text.rstrip(":")
-
 
 def _irtool_output_names(model: Model | None) -> list[str]:
     return model.output_names() if model is not None else []
@@ -225,3 +214,115 @@ def _check_shape(port: Any, value: np.ndarray, name: str, where: str | None) -> 
 
 def _name(port: Any) -> str:
     return port.get_any_name() if port.get_names() else "<unnamed>"
+
+
+# -- OpenVINO as an engine ----------------------------------------------------------------------
+
+
+class OpenVINOEngine(Engine):
+    """OpenVINO's CPU runtime on IR files, read from disk so the files themselves are tested."""
+
+    name = "openvino"
+
+    def __init__(self, xml_path: str | os.PathLike) -> None:
+        self.xml_path = Path(xml_path)
+
+    def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
+        return run_ir(self.xml_path, _only_inputs_of(self.xml_path, inputs))
+
+
+class OpenVINOSessionEngine(Engine):
+    """OpenVINO's CPU runtime over consecutive steps of one infer request, its variables
+    (ReadValue/Assign) kept from step to step. Inputs and outputs are the whole session,
+    flattened by ``flatten_steps``; ``extensions`` are OpenVINO extension libraries."""
+
+    name = "openvino"
+
+    def __init__(self, xml_path: str | os.PathLike,
+                 extensions: Sequence[str | os.PathLike] = ()) -> None:
+        self.xml_path = Path(xml_path)
+        self.extensions = [str(e) for e in extensions]
+
+    def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
+        return flatten_steps(run_ir_steps(self.xml_path, split_steps(inputs),
+                                          extensions=self.extensions))
+
+
+class OpenVINOFrontendEngine(Engine):
+    """OpenVINO's own ONNX frontend: ``read_model`` on the ``.onnx`` file, then CPU.
+
+    Inputs are fed and outputs named by position in the ONNX graph's order, which
+    the frontend keeps: it renames the Parameter of a graph that only passes a
+    value through (e.g. a Loop that runs zero times) after the output.
+    """
+
+    name = "openvino-frontend"
+
+    def __init__(self, onnx_path: str | os.PathLike) -> None:
+        self.onnx_path = Path(onnx_path)
+
+    def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
+        import onnx
+
+        ov_inputs = _read_with_openvino(self.onnx_path).inputs  # a frontend failure, its reason
+        graph = onnx.load(str(self.onnx_path), load_external_data=False).graph
+        initialized = {t.name for t in graph.initializer}
+        names = [vi.name for vi in graph.input if vi.name not in initialized]
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise BackendError(f"missing input(s) {', '.join(missing)}")
+        port_names = [port.get_names() for port in ov_inputs]
+        feed: dict[str, np.ndarray] | list[np.ndarray] = [inputs[n] for n in names]
+        if len(port_names) < len(names) and all(ns & set(names) for ns in port_names):
+            # The frontend drops inputs that only lend a type (CastLike's): feed by name.
+            feed = {n: inputs[n] for n in names if any(n in ns for ns in port_names)}
+        # run_ir hands the path to ov.Core().read_model, which reads ONNX as well as IR.
+        outputs = run_ir(self.onnx_path, feed)
+        out_names = [vi.name for vi in graph.output]
+        if len(outputs) == len(out_names) and set(outputs) != set(out_names):
+            return dict(zip(out_names, outputs.values()))
+        return outputs
+
+
+_OV_NOISE = re.compile(r"^(Exception from |Check '.*' failed at |FrontEnd API failed with |"
+                       r"While validating ONNX node |Model wasn't fully converted|Summary:)")
+
+
+def openvino_frontend_reason(err: BaseException) -> str:
+    """The line of an OpenVINO ONNX-frontend failure that says what failed: the ops without
+    a conversion rule, or ``Op-N: message`` of the first op whose conversion failed."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("-- No conversion rule found"):
+            return ln[3:]
+    for i, ln in enumerate(lines):
+        m = re.match(r"^-- (\S+) with a message:$", ln)
+        if m:
+            detail = []
+            for nxt in lines[i + 1:]:
+                if nxt.startswith(("Summary:", "-- ")):
+                    break
+                if not _OV_NOISE.match(nxt):
+                    detail.append(nxt)
+            if detail:
+                return f"{m.group(1)}: {detail[-1]}"
+    return first_line(err)
+
+
+def _read_with_openvino(path: Path) -> Any:
+    """OpenVINO's model read from ``path``; a failure is a ``BackendError`` saying why."""
+    import openvino as ov
+
+    try:
+        return ov.Core().read_model(str(path))
+    except Exception as err:
+        raise BackendError(f"read_model: {openvino_frontend_reason(err)}") from None
+
+
+def _only_inputs_of(xml_path: Path, inputs: Feed) -> dict[str, np.ndarray]:
+    """The part of ``inputs`` the IR takes (ONNX initializers may be fed but not wanted)."""
+    try:
+        names = read_model(xml_path).input_names()
+    except IRToolError:
+        return dict(inputs)  # let OpenVINO say what it thinks of the file
+    return {n: inputs[n] for n in names if n in inputs}

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import networkx as nx
 import numpy as np
 
+from ..core.scopes import body_scope, layer_path
 from .types import ElementType, element_type, from_numpy, unpack
 
 Shape = tuple[int, ...]
@@ -501,8 +502,7 @@ class Graph:
         for layer in self.layers:
             yield scope, layer
             for body_name, body in layer.bodies.items():
-                inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
-                yield from body.walk(inner)
+                yield from body.walk(body_scope(scope, layer.id, body_name))
 
 
 @dataclass(repr=False)
@@ -577,6 +577,11 @@ def tensor_name(layer: Layer, port: Port | None) -> str:
     return layer.name
 
 
+def describe_layer(layer: Layer, scope: str) -> str:
+    """How errors name a layer: its path (``core.scopes``), name and ``type-version``."""
+    return f'{layer_path(scope, layer.id)} "{layer.name}" ({layer.type}-{layer.version})'
+
+
 def legacy_output_name(layer: Layer, port: Port) -> str:
     """OpenVINO's name for an unnamed output of an IR v10 layer: the layer's name, with
     ``.N`` (N the output's position) when the layer has more than one output."""
@@ -609,7 +614,23 @@ def join_names(names: Iterable[str]) -> str:
 
 
 __all__ = [
-    "BackEdge", "ConstData", "Edge", "Graph", "Layer", "Model", "Port", "PortMapEntry",
-    "RTNode", "Shape", "Slicing", "TensorInfo", "element_type", "format_shape", "join_names",
-    "parse_shape", "split_names", "tensor_name",
+    "BackEdge",
+    "ConstData",
+    "Edge",
+    "Graph",
+    "Layer",
+    "Model",
+    "Port",
+    "PortMapEntry",
+    "RTNode",
+    "Shape",
+    "Slicing",
+    "TensorInfo",
+    "describe_layer",
+    "element_type",
+    "format_shape",
+    "join_names",
+    "parse_shape",
+    "split_names",
+    "tensor_name",
 ]

@@ -6,9 +6,9 @@ from . import (
 )
 from .control_flow import DEFAULT_MAX_ITERATIONS
 from .executor import Executor
-from .plan import CONTROL_FLOW, Plan, RunOptions, Step, compile_graph, describe_layer
+from .plan import CONTROL_FLOW, Plan, RunOptions, Step, compile_graph
 
 __all__ = [
     "CONTROL_FLOW", "DEFAULT_MAX_ITERATIONS", "Executor", "Plan", "RunOptions", "Step",
-    "compile_graph", "control_flow", "describe_layer", "variables",
+    "compile_graph", "control_flow", "variables",
 ]

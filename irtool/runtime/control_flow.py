@@ -35,6 +35,7 @@ import sys
 import numpy as np
 
 from ..core.errors import ExecutionError, IRToolError
+from ..core.scopes import body_scope, layer_path
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
@@ -53,7 +54,7 @@ from .iteration import (
     squeezes_match,
     stack,
 )
-from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, layer_path
+from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph
 
 DEFAULT_MAX_ITERATIONS = 1_000_000
 """Iterations any loop may run when no ``max_iterations`` is given: a trip count of 10**12
@@ -70,7 +71,7 @@ def _compile_body(layer: Layer, scope: str, options: RunOptions, name: str) -> t
     body = layer.bodies.get(name)
     if body is None:
         raise fail(layer, scope, f"has no {name}")
-    return body, compile_graph(body, f"{layer_path(layer, scope)}/{name}", options)
+    return body, compile_graph(body, body_scope(scope, layer.id, name), options)
 
 
 def _dtype(et: ElementType | None) -> np.dtype | None:
@@ -278,7 +279,7 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
     if available is not None and cond and i == available < end:
         err = fail(layer, scope, f"iteration {i} needs part {i} of the sliced inputs, which "
                     f"have only {available} parts")
-        annotate_iteration(err, f"iteration {i} of {layer_path(layer, scope)}")
+        annotate_iteration(err, f"iteration {i} of {layer_path(scope, layer.id)}")
         raise err
     if capped and cond and i == cap:  # it would run another iteration
         raise _limit(layer, scope, cap, cap_note)
@@ -338,7 +339,7 @@ def _batched_plan(layer: Layer, scope: str, options: RunOptions
     form = batched_form(layer)
     if form is None:
         return None
-    return form, compile_graph(form.graph, f"{layer_path(layer, scope)}/batched", options)
+    return form, compile_graph(form.graph, body_scope(scope, layer.id, "batched"), options)
 
 
 def _batch_fits(batched: tuple[BatchedForm, Plan], it: Iteration, inputs: list[np.ndarray],

@@ -12,7 +12,7 @@ from ..core.errors import ExecutionError, IRToolError
 from ..core.feeds import input_mismatch
 from ..ir.graph import Model, Shape
 from ..ir.types import ElementType, from_raw_bits
-from ..validation import check_model
+from ..validation import require_valid
 from .cache import PLANS
 from .plan import Plan, RunOptions, compile_graph
 from .threads import BlasLimit, blas_thread_limit
@@ -47,11 +47,11 @@ class Executor:
             if cached:
                 self.plan, self.options = PLANS.compiled(
                     model, (max_iterations, vectorize),
-                    (lambda: check_model(model)) if check else None,
+                    (lambda: require_valid(model)) if check else None,
                     lambda: _compile(model, max_iterations, vectorize))
             else:
                 if check:
-                    check_model(model)
+                    require_valid(model)
                 self.plan, self.options = _compile(model, max_iterations, vectorize)
         except IRToolError as err:
             self._locate(err)

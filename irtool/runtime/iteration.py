@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import ExecutionError, IRToolError
-from ..ir.graph import Layer, sliced_range
-from .plan import Kernel, Plan, describe_layer, layer_path
+from ..core.scopes import layer_path
+from ..ir.graph import Layer, describe_layer, sliced_range
+from .plan import Kernel, Plan
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,6 @@ def stack(values: list, spec: ConcatOutput, fusion: Stacking, body: Plan, layer:
             raise
         except Exception as err:
             error = body._failure(fusion.step, (), err)
-            annotate_iteration(error, f"iteration {i} of {layer_path(layer, scope)}")  # type: ignore[arg-type]
+            annotate_iteration(error, f"iteration {i} of {layer_path(scope, layer.id)}")  # type: ignore[arg-type]
             raise error from err
     return concatenate(expanded, spec, layer, scope)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.bulk import paused_gc
 from ..core.errors import ExecutionError, IRToolError
-from ..ir.graph import Graph, Layer, tensor_name
+from ..ir.graph import Graph, Layer, describe_layer, tensor_name
 from ..opset import Kernel, make_op
 from ..passes.decompression import exact_source, fold
 from ..passes.pool_fusion import pool_first
@@ -513,16 +513,6 @@ def emit_step(code: Code, index: int, step: Step, name: Callable[[int], str],
         code.add(f"{', '.join(outs)}, *_ = {call}", index)
     else:
         code.add(call, index)
-
-
-def layer_path(layer: Layer, scope: str) -> str:
-    """``<scope>/<id>``: where a layer sits, bodies included (``"3/body/7"``)."""
-    return f"{scope}/{layer.id}" if scope else str(layer.id)
-
-
-def describe_layer(layer: Layer, scope: str) -> str:
-    """How errors name a layer: path, name and ``type-version``."""
-    return f'{layer_path(layer, scope)} "{layer.name}" ({layer.type}-{layer.version})'
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ExecutionError
-from ..ir.graph import Layer, Shape
+from ..ir.graph import Layer, Shape, describe_layer
 from ..ir.types import ElementType
 from ..opset import make_op
 from ..opset.variables import ReadValue3
-from .plan import CONTROL_FLOW, Kernel, RunOptions, describe_layer
+from .plan import CONTROL_FLOW, Kernel, RunOptions
 
 
 class Variables:

@@ -1,24 +1,6 @@
-"""Cross-check backends (onnxruntime, the irtool runtime, OpenVINO), comparison and reports.
-
-``check`` converts an ONNX model and compares what onnxruntime, irtool's runtime
-and OpenVINO compute. Only numpy is imported here; onnx, onnxruntime and
-OpenVINO load inside the functions that need them.
-"""
-
-from ..engines.base import (
-    Backend,
-    IrtoolBackend,
-    OnnxRuntimeBackend,
-    OpenVINOBackend,
-    OpenVINOFrontendBackend,
-    Outcome,
-)
-from .check import BackendReport, CheckReport, check
-from .compare import Comparison, compare, compare_outputs, default_tolerance
-from .inputs import CheckInputError, make_inputs
-
-__all__ = [
-    "Backend", "BackendReport", "CheckInputError", "CheckReport", "Comparison",
-    "IrtoolBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "OpenVINOFrontendBackend",
-    "Outcome", "check", "compare", "compare_outputs", "default_tolerance", "make_inputs",
-]
+"""What irtool does with models beyond converting and running them: ``check`` (convert, run
+onnxruntime, irtool and OpenVINO, compare), ``compare`` (tolerances, verdicts), ``inputs``
+(random feeds of the declared shapes), ``inspection`` (the ``inspect`` summary and drawing),
+``conformance`` (the ONNX node-case runner) and ``corpus`` (IR OpenVINO wrote for those
+cases). Only numpy is imported here; onnx, onnxruntime and OpenVINO load inside the
+functions that need them."""

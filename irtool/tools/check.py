@@ -21,15 +21,11 @@ import numpy as np
 from ..core.errors import ConversionError, IRToolError
 from ..core.files import write_npz
 from ..core.sniff import refuse_other_kind
-from ..engines.base import (
-    Backend,
-    IrtoolBackend,
-    OnnxRuntimeBackend,
-    OpenVINOBackend,
-    Outcome,
-    first_line,
-)
+from ..engines.base import Engine, EngineResult, first_line
 from ..engines.isolate import Isolated
+from ..engines.onnxruntime import OnnxRuntimeEngine
+from ..engines.openvino import OpenVINOEngine
+from ..engines.runtime import IrtoolEngine
 from ..ir import write_model
 from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
@@ -161,15 +157,15 @@ def check(model: onnx.ModelProto | str | os.PathLike,
         if keep_dir is not None:
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
-        backends: list[tuple[Backend, Mapping[str, np.ndarray]]] = [
+        backends: list[tuple[Engine, Mapping[str, np.ndarray]]] = [
             # onnxruntime and OpenVINO run in a worker process with a time limit: either can
             # crash on a model or never end (a loop of 10**12 iterations), and a check must
             # then still report the other backends. irtool's own runtime caps every loop.
-            (Isolated(OnnxRuntimeBackend(proto), timeout), feed),
-            (IrtoolBackend(xml, max_iterations=max_iterations), ir_feed),
-            (Isolated(OpenVINOBackend(xml), timeout), ir_feed),
+            (Isolated(OnnxRuntimeEngine(proto), timeout), feed),
+            (IrtoolEngine(xml, max_iterations=max_iterations), ir_feed),
+            (Isolated(OpenVINOEngine(xml), timeout), ir_feed),
         ]
-        outcomes: list[Outcome] = []
+        outcomes: list[EngineResult] = []
         for backend, backend_feed in backends:
             say(f"running {backend.name}")
             outcome = backend.try_run(backend_feed)
@@ -186,17 +182,17 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     reference = ort if ort.ok else (ov if ov.ok else (irt if irt.ok else None))
     reports = []
     for outcome in outcomes:
-        report = BackendReport(outcome.backend, outcome.error, outcome.seconds)
+        report = BackendReport(outcome.engine, outcome.error, outcome.seconds)
         if outcome.ok and reference is not None and outcome is not reference:
-            report.compared_with = reference.backend
+            report.compared_with = reference.engine
             report.rows = compare_outputs(outputs, outcome.outputs or {},
                                           reference.outputs or {}, rtol=rtol, atol=atol)
-            if outcome.backend == "openvino":
+            if outcome.engine == "openvino":
                 _explain_f64(report)
         reports.append(report)
     input_rows = [{"name": n, "dtype": _dtype(v), "shape": list(np.shape(v)),
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
-    return CheckReport(label, reference.backend if reference else "none", reports, outputs,
+    return CheckReport(label, reference.engine if reference else "none", reports, outputs,
                        input_rows, ir_path, rtol, atol)
 
 

@@ -199,14 +199,16 @@ def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
     import onnx
 
     from ..core.errors import IRToolError
-    from ..engines.base import IrtoolBackend, OpenVINOBackend, OpenVINOFrontendBackend, first_line
+    from ..engines.base import first_line
+    from ..engines.openvino import OpenVINOEngine, OpenVINOFrontendEngine
+    from ..engines.runtime import IrtoolEngine
     from ..frontends.onnx import convert_model
     from ..ir import write_model
 
     if path == "openvino":
         onnx_path = tmp / "model.onnx"
         onnx.save(model, str(onnx_path))
-        return _stage("run", lambda: OpenVINOFrontendBackend(onnx_path).run(feed))
+        return _stage("run", lambda: OpenVINOFrontendEngine(onnx_path).run(feed))
     try:
         ir = convert_model(model)
         xml, _ = write_model(ir, tmp / "model.xml")
@@ -215,8 +217,8 @@ def _run_path(model: Any, path: str, feed: dict[str, np.ndarray],
     except Exception as err:
         raise _Failed("error", f"convert: {first_line(err)}") from None
     ir_feed = {n: feed[n] for n in ir.input_names() if n in feed}
-    backend = OpenVINOBackend(xml) if path == "irtool-openvino" else \
-        IrtoolBackend(xml, max_iterations=MAX_ITERATIONS)
+    backend = OpenVINOEngine(xml) if path == "irtool-openvino" else \
+        IrtoolEngine(xml, max_iterations=MAX_ITERATIONS)
     return _stage("run", lambda: backend.run(ir_feed))
 
 

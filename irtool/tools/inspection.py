@@ -36,15 +36,15 @@ def load_for_inspect(path: str | os.PathLike) -> tuple[Model, str | None]:
     otherwise, naming the first error as ``irtool validate`` does).
     """
     from ..frontends.onnx import convert_model
-    from ..validation import check_model, load_checked
+    from ..validation import read_valid, require_valid
 
     p = Path(path)
     if p.suffix.lower() == ".onnx":
         if not p.is_file():
             raise IRToolError("no such ONNX file", file=str(p))
-        return (check_model(convert_model(p)),
+        return (require_valid(convert_model(p)),
                 f"{p} is ONNX: converted to IR with irtool first; this is that IR")
-    return load_checked(p), None
+    return read_valid(p), None
 
 
 # -- words ------------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.scopes import body_scope
 from ..ir.graph import Graph, Layer, Port, PortMapEntry, sliced_range
 from .report import (
     Reporter,
-    body_scope,
     find_port,
     fmt_dims,
     known_rank,
@@ -387,7 +387,7 @@ def _check_iterator(ctx: _Ctx, *, is_loop: bool) -> None:
         ctx.rep.add("PARAMETER_UNMAPPED", f"nothing feeds this body Parameter: no port_map "
                     f"input of {layer.type} {layer.id}"
                     + (", back edge or current_iteration purpose" if is_loop else " or back edge"),
-                    layer=param, scope=body_scope(ctx.scope, layer, "body"))
+                    layer=param, scope=body_scope(ctx.scope, layer.id, "body"))
     # every outer port is used
     skip = 2 if is_loop else 0
     for index, port in enumerate(layer.inputs):
@@ -523,7 +523,7 @@ def _check_if(ctx: _Ctx) -> None:
             if param.type == "Parameter" and pid not in mapped.inputs:
                 ctx.rep.add("PARAMETER_UNMAPPED", f"nothing feeds this {body_name} Parameter: "
                             f"no {map_name} input of If {layer.id}", layer=param,
-                            scope=body_scope(ctx.scope, layer, body_name))
+                            scope=body_scope(ctx.scope, layer.id, body_name))
         for port in layer.outputs:
             if port.id not in mapped.outputs:
                 ctx.add("OUTPUT_UNMAPPED", f"output port {port.id} is produced by no "

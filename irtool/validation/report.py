@@ -48,11 +48,6 @@ def layer_map(graph: Graph) -> dict[int, Layer]:
     return {node: data["layer"] for node, data in graph.nx.nodes(data=True) if "layer" in data}
 
 
-def body_scope(scope: str, layer: Layer, body: str) -> str:
-    """The scope of ``layer``'s body ``body``: ``"3/body"``, ``"3/body/7/then_body"``."""
-    return f"{scope}/{layer.id}/{body}" if scope else f"{layer.id}/{body}"
-
-
 def find_port(ports: list[Port], port_id: int) -> Port | None:
     return next((p for p in ports if p.id == port_id), None)
 

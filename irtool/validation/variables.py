@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..core.scopes import body_scope
 from ..ir.graph import Graph, Layer, Port, Shape, format_shape, parse_shape
 from ..ir.types import ElementType, element_type
-from .report import Reporter, body_scope, layer_map
+from .report import Reporter, layer_map
 
 STATEFUL = ("ReadValue", "Assign")
 
@@ -119,7 +120,7 @@ def _walk(graph: Graph, scope: str) -> Iterator[tuple[str, Layer]]:
     for layer in layer_map(graph).values():
         yield scope, layer
         for name, body in layer.bodies.items():
-            yield from _walk(body, body_scope(scope, layer, name))
+            yield from _walk(body, body_scope(scope, layer.id, name))
 
 
 def _same_type(a: ElementType | None, b: ElementType | None) -> bool:

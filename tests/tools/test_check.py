@@ -22,8 +22,9 @@ from support.onnx_models import predict_net_feed, predict_net_model
 import irtool
 from irtool.cli import main
 from irtool.opset import lookup
-from irtool.tools import CheckInputError, check, compare, make_inputs
-from irtool.tools.inputs import trip_count_inputs
+from irtool.tools.check import check
+from irtool.tools.compare import compare
+from irtool.tools.inputs import CheckInputError, make_inputs, trip_count_inputs
 
 
 def counting_loop_model(dynamic_x: bool = False) -> onnx.ModelProto:
@@ -289,9 +290,9 @@ def test_samples_pass(sample: str) -> None:
 
 CRASHING_BACKEND = '''
 import os, signal
-from irtool.engines.base import Backend
+from irtool.engines.base import Engine
 
-class Crash(Backend):
+class Crash(Engine):
     name = "crashy"
 
     def _run(self, inputs):
@@ -302,7 +303,7 @@ class Crash(Backend):
 def test_isolated_backend_survives_a_crash_and_a_hang(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from irtool.engines import isolate
-    from irtool.engines.base import OpenVINOBackend
+    from irtool.engines.openvino import OpenVINOEngine
 
     (tmp_path / "crashy_backend.py").write_text(CRASHING_BACKEND)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -327,10 +328,10 @@ def test_isolated_backend_survives_a_crash_and_a_hang(
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 16)])
     xml = irtool.save(irtool.convert(model), tmp_path / "forever.xml")
     feed = {"cond": np.array(True), "x": np.ones(1, np.float32)}
-    hung = isolate.Isolated(OpenVINOBackend(xml), timeout=5).try_run(feed)
+    hung = isolate.Isolated(OpenVINOEngine(xml), timeout=5).try_run(feed)
     assert hung.error == "openvino gave no result within 5 s (stopped)"
     # ... and the next call gets a fresh child that works.
-    done = isolate.Isolated(OpenVINOBackend(xml)).try_run({"cond": np.array(False),
+    done = isolate.Isolated(OpenVINOEngine(xml)).try_run({"cond": np.array(False),
                                                             "x": np.ones(1, np.float32)})
     assert done.error is None and done.outputs["y"].tolist() == [1.0]
 

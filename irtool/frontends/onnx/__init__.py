@@ -6,7 +6,15 @@ the control-flow operators of ``control_flow`` and the sequence operators of
 ``sequences``.
 """
 
-from . import control_flow, ops, sequences  # noqa: F401  (registration)
-from .converter import Converter, convert_model
+# Every conversion asks ONNX's checker and shape inference, which run in a worker process
+# (``analysis``) that takes about as long to start as the translators below take to
+# import: this is the one place that starts it, first, so that it loads meanwhile. (The
+# worker itself imports nothing of this package; see ``analysis``.)
+from . import analysis
+
+analysis.prestart()
+
+from . import control_flow, ops, sequences  # noqa: E402, F401  (registration)
+from .converter import Converter, convert_model  # noqa: E402
 
 __all__ = ["Converter", "convert_model"]

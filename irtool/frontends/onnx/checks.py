@@ -30,7 +30,7 @@ _BAD_CHAR = re.compile("[^\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _KNOWN_ELEM_TYPES = frozenset(onnx.TensorProto.DataType.values())
 
 
-def check_model(proto: onnx.ModelProto, file: str | None = None) -> None:
+def check_declarations(proto: onnx.ModelProto, file: str | None = None) -> None:
     """Raise a ``ConversionError`` for the first declaration irtool cannot take."""
     if not proto.HasField("graph"):
         raise ConversionError("the file holds no ONNX graph (a truncated file or not an "

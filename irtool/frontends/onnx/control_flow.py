@@ -465,7 +465,7 @@ def _directions(ctx: NodeContext, name: str, count: int) -> list[bool]:
 
 
 @dataclass
-class Iteration:
+class SlicedBody:
     """A body run once per slice of its sliced inputs: what a TensorIterator needs.
 
     ``inputs`` holds ``(outer value, body Parameter, (axis, reverse) or None)`` per
@@ -484,7 +484,7 @@ class Iteration:
         self.inputs += [(c.outer, c.inner.layer, None) for c in self.body.captures]
 
 
-def emit_iteration(ctx: NodeContext, scope: Scope, it: Iteration, trip: Value | None
+def emit_iteration(ctx: NodeContext, scope: Scope, it: SlicedBody, trip: Value | None
                    ) -> list[Value]:
     """``it`` as a TensorIterator-1 in ``scope``, or as a Loop-5 of ``trip`` iterations.
 
@@ -571,7 +571,7 @@ def build_scan(ctx: NodeContext, scope: Scope, graph: onnx.GraphProto, states: l
     out_axes = (_normalized_axes(ctx, out_axes_attr, n_scan_out, ranks) if out_axes_attr
                 else [0] * n_scan_out)
 
-    it = Iteration(inner, [], [], [])
+    it = SlicedBody(inner, [], [], [])
     it.inputs += [(v, p.layer, None) for v, p in zip(states, body.params[:n_states])]
     it.inputs += [(v, p.layer, (axis, rev)) for v, p, axis, rev
                   in zip(scan_inputs, body.params[n_states:], in_axes, in_reverse)]
@@ -656,7 +656,7 @@ def translate_scan8(ctx: NodeContext) -> list[Value | None]:
                               [s for _, s in sliced[n:]], [0] * m, in_rev, None,
                               [False] * n_out, [None] * (n + n_out))
     batch = next((v.shape[0] for v in inputs if v.shape is not None and v.shape[0] >= 0), -1)
-    it = Iteration(outer, [(v, param.layer, (0, False)) for v, (param, _) in zip(inputs, sliced)],
+    it = SlicedBody(outer, [(v, param.layer, (0, False)) for v, (param, _) in zip(inputs, sliced)],
                    [], [])
     it.capture()
     for i, value in enumerate(inner_values):

@@ -29,6 +29,7 @@ import numpy as np
 import onnx
 import onnx.inliner
 
+from ...core.diagnostics import errors_only
 from ...core.errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ...core.sniff import refuse_other_kind
 from ...ir.graph import Model
@@ -37,7 +38,7 @@ from ...passes.identity import drop_identities
 from ...passes.prune import prune_model
 from ...passes.vectorize import vectorize_loops
 from . import analysis
-from .checks import check_input_types, check_model
+from .checks import check_declarations, check_input_types
 from .context import (
     NodeContext,
     Scope,
@@ -109,7 +110,6 @@ class Converter:
         self.external = ExternalData(None)
         self.slice_inputs = slice_inputs
         self.vectorize = vectorize
-        analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
         self.given = model if isinstance(model, onnx.ModelProto) else None
         if input_shapes:
@@ -278,7 +278,7 @@ class Converter:
         from . import sequences
 
         proto = self.proto
-        check_model(proto, self.source)
+        check_declarations(proto, self.source)
         self._refuse_map_ops(proto.graph)
         self._check_io_types(proto.graph, ("input",))
         self._check_typed_outputs(proto.graph)
@@ -511,9 +511,9 @@ def refuse_invalid_ir(model: Model, source: str | None = None) -> None:
     What breaks them slipped past every check of the ONNX model, which is irtool's bug:
     an ``InternalError`` (exit 3), never a file written or a model returned.
     """
-    from ...validation.checker import validate_model
+    from ...validation import validate_model
 
-    errors = [d for d in validate_model(model) if d.severity == "error"]
+    errors = errors_only(validate_model(model))
     if errors:
         first = errors[0].format().split(": ", 1)[1]  # without the "<model>:0" place
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -23,6 +23,7 @@ from lxml import etree
 from ...core.bulk import paused_gc
 from ...core.diagnostics import Diagnostic
 from ...core.errors import IRParseError
+from ...core.scopes import body_scope
 from ..graph import (
     BackEdge,
     ConstData,
@@ -231,7 +232,6 @@ class _Reader:
             if el.get(attr) is None:
                 self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", el.sourceline,
                              layer, scope)
-        inner_scope = f"{scope}/{layer_id}" if scope else str(layer_id)
         order = []
         for child in el:
             tag = child.tag
@@ -250,7 +250,7 @@ class _Reader:
             elif tag == "back_edges":
                 layer.back_edges = self.back_edges(child, layer, scope)
             elif tag in _BODY_TAGS:
-                layer.bodies[tag] = self.graph(child, f"{inner_scope}/{tag}")
+                layer.bodies[tag] = self.graph(child, body_scope(scope, layer_id, tag))
             elif tag == "rt_info":
                 layer.rt_info = [rt_node(c) for c in child]
             else:

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from ...core.errors import ExecutionError, IRToolError
-from ...ir.graph import Layer
+from ...core.scopes import layer_path
+from ...ir.graph import Layer, describe_layer
 from ...opset import lookup
 from ...opset.shape import Identity, Squeeze, Unsqueeze
 from ..declared import Verifier
@@ -41,10 +42,8 @@ from ..plan import (
     Code,
     Plan,
     Step,
-    describe_layer,
     emit_steps,
     emit_verify,
-    layer_path,
     reuse_for,
     step_comment,
     value_name,
@@ -275,7 +274,7 @@ class _Generator:
             code.add("    kC = 0")
             code.add(f"v{counter} = {view}")
 
-        where = layer_path(self.layer, self.scope)
+        where = layer_path(self.scope, self.layer.id)
         layer, scope = self.layer, self.scope
 
         def located(step: int, err: Exception, i: int) -> ExecutionError:

@@ -24,7 +24,7 @@ import pytest
 from support import REPO
 
 import irtool
-from irtool.tools import CheckReport
+from irtool.tools.check import CheckReport
 
 FOLDER = REPO / "tests" / "fixtures" / "onnx_exporters"
 MANIFEST = json.loads((FOLDER / "MANIFEST.json").read_text())

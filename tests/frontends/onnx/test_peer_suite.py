@@ -37,15 +37,12 @@ from google.protobuf import text_format
 from support import SHARED
 
 import irtool
+from irtool.engines.base import EngineResult
 from irtool.engines.isolate import Isolated
-from irtool.tools import (
-    IrtoolBackend,
-    OnnxRuntimeBackend,
-    OpenVINOBackend,
-    OpenVINOFrontendBackend,
-    Outcome,
-    compare,
-)
+from irtool.engines.onnxruntime import OnnxRuntimeEngine
+from irtool.engines.openvino import OpenVINOEngine, OpenVINOFrontendEngine
+from irtool.engines.runtime import IrtoolEngine
+from irtool.tools.compare import compare
 from irtool.tools.inputs import input_specs
 
 PEER = SHARED / "peer-tests" / "openvino-onnx"
@@ -190,11 +187,12 @@ def readme_inputs(model: onnx.ModelProto, name: str, bools: bool = True) -> dict
     return feed
 
 
-def _disagreements(candidate: Outcome, reference: Outcome | tuple[str, dict]) -> list[str]:
-    ref_name, ref_out = (reference.backend, reference.outputs) \
-        if isinstance(reference, Outcome) else reference
+def _disagreements(candidate: EngineResult,
+                   reference: EngineResult | tuple[str, dict]) -> list[str]:
+    ref_name, ref_out = (reference.engine, reference.outputs) \
+        if isinstance(reference, EngineResult) else reference
     if candidate.error is not None:
-        return [f"{candidate.backend} failed: {candidate.error}"]
+        return [f"{candidate.engine} failed: {candidate.error}"]
     problems = []
     for out, value in (ref_out or {}).items():
         got = (candidate.outputs or {}).get(out)
@@ -253,25 +251,25 @@ def check_success(name: str, model: onnx.ModelProto, tmp: Path) -> None:
         flag = next((bool(v.flat[0]) for v in feed.values() if v.dtype == np.bool_), None)
         label = "" if len(feeds) == 1 else f"[bools {flag}] "
         ir_feed = {n: feed[n] for n in ir.input_names() if n in feed}
-        ort = OnnxRuntimeBackend(model).try_run(feed)
-        irt = IrtoolBackend(xml).try_run(ir_feed)
+        ort = OnnxRuntimeEngine(model).try_run(feed)
+        irt = IrtoolEngine(xml).try_run(ir_feed)
         # OpenVINO runs in a child process: some IR makes it crash, which is a finding to
         # report, not a reason to lose the whole test session.
-        ovir = Isolated(OpenVINOBackend(xml)).try_run(ir_feed)
+        ovir = Isolated(OpenVINOEngine(xml)).try_run(ir_feed)
         if ovir.error and "dynamic rank" in ovir.error:
             # OpenVINO's CPU plugin compiles no Parameter of dynamic rank; as the README
             # did, give the IR's inputs the fed shapes and try once more.
             static = _static_ir(xml, ir_feed, tmp / f"{name}.static.xml")
-            ovir = Isolated(OpenVINOBackend(static)).try_run(ir_feed)
+            ovir = Isolated(OpenVINOEngine(static)).try_run(ir_feed)
         if ort.ok:
-            references: list[Outcome | tuple[str, dict]] = [ort]
+            references: list[EngineResult | tuple[str, dict]] = [ort]
         else:
             references = []
-            ovfe = Isolated(OpenVINOFrontendBackend(onnx_path)).try_run(feed)
+            ovfe = Isolated(OpenVINOFrontendEngine(onnx_path)).try_run(feed)
             if ovfe.error and "dynamic rank" in ovfe.error:
                 static_onnx = tmp / f"{name}.static.onnx"
                 onnx.save(_static_onnx(model, feed), str(static_onnx))
-                ovfe = Isolated(OpenVINOFrontendBackend(static_onnx)).try_run(feed)
+                ovfe = Isolated(OpenVINOFrontendEngine(static_onnx)).try_run(feed)
             if ovfe.ok:
                 off_spec = OPENVINO_FRONTEND_OFF_SPEC.get(name, set())
                 references.append((ovfe.backend, {k: v for k, v in (ovfe.outputs or {}).items()
@@ -369,11 +367,11 @@ def check_concat_values(model: onnx.ModelProto, tmp_path: Path) -> None:
     kept = [n for n in body.node if "seq_final_out" not in n.output]
     del body.node[:]
     body.node.extend(kept)
-    ort = OnnxRuntimeBackend(state_only).run(feed)
+    ort = OnnxRuntimeEngine(state_only).run(feed)
     np.testing.assert_array_equal(ort["seq_final"], [0, 0, 1, 2, 3, 4])
     ir = _convert(state_only)
     xml = irtool.save(ir, tmp_path / "state_only.xml")
-    for backend in (IrtoolBackend(xml), Isolated(OpenVINOBackend(xml))):
+    for backend in (IrtoolEngine(xml), Isolated(OpenVINOEngine(xml))):
         got = backend.run(feed)["seq_final"]
         assert got.dtype == np.int64, backend.name
         np.testing.assert_array_equal(got, ort["seq_final"], err_msg=backend.name)
