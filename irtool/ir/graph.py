@@ -326,9 +326,15 @@ def parse_shape(text: str) -> Shape | None:
 
 
 def format_shape(shape: Shape | None) -> str:
+    """A shape as the IR's ``shape`` attribute spells it: ``2,?``; ``...``: dynamic rank."""
     if shape is None:
         return "..."
     return ",".join("?" if d < 0 else str(d) for d in shape)
+
+
+def shape_text(shape: Shape | None) -> str:
+    """A shape as messages show it: ``[2,?]`` (``?``: a dynamic dim; ``[...]``: rank)."""
+    return f"[{format_shape(shape)}]"
 
 
 class Edge(NamedTuple):
@@ -532,9 +538,7 @@ class Model:
             if p is None:
                 return "?"
             et = p.precision.name if isinstance(p.precision, ElementType) else "?"
-            dims = "[...]" if p.dims is None else \
-                "[" + ",".join("?" if d < 0 else str(d) for d in p.dims) + "]"
-            return et + dims
+            return et + shape_text(p.dims)
 
         inputs = [f"{n}: {port(layer.outputs[0] if layer.outputs else None)}"
                   for layer, n in zip(self.inputs, self.input_names())]
@@ -631,6 +635,7 @@ __all__ = [
     "format_shape",
     "join_names",
     "parse_shape",
+    "shape_text",
     "split_names",
     "tensor_name",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ExecutionError
-from ..ir.graph import Layer, Port
+from ..ir.graph import Layer, Port, shape_text
 from ..ir.types import from_numpy
 
 
@@ -63,8 +63,7 @@ def _type_name(dtype: np.dtype) -> str:
 
 
 def _text(dtype: Any, dims: Sequence[int] | None) -> str:
-    return f"{dtype}[{','.join('?' if d < 0 else str(d) for d in dims or ())}]" \
-        if dims is not None else f"{dtype}"
+    return f"{dtype}{shape_text(dims)}" if dims is not None else f"{dtype}"
 
 
 def _expectation(dtype: np.dtype | None, dims: tuple[int, ...] | None) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import IRToolError
 from ..core.files import replacing
-from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape, parse_shape
+from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape, parse_shape, shape_text
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
 _MAX_SHOWN_VALUES = 8
@@ -59,7 +59,7 @@ def _port_type(layer: Layer, port_id: int) -> str:
     if port is None:
         return "?"
     et = port.precision.name if port.precision is not None else "?"
-    return f"{et}[{format_shape(port.dims)}]"
+    return f"{et}{shape_text(port.dims)}"
 
 
 def _const_text(layer: Layer) -> str:
@@ -72,7 +72,7 @@ def _const_text(layer: Layer) -> str:
         if value.dtype == np.bool_:
             shown = shown.lower()
         return f"Const {_q(layer.name)} = {shown}"
-    return f"Const {_q(layer.name)} of shape [{format_shape(value.shape)}]"
+    return f"Const {_q(layer.name)} of shape {shape_text(value.shape)}"
 
 
 def describe_source(graph: Graph, layer_id: int, port_id: int) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..core.diagnostics import Diagnostic
-from ..ir.graph import Graph, Layer, Port
+from ..ir.graph import Graph, Layer, Port, shape_text
 from ..ir.types import ElementType
 from .codes import severity
 
@@ -89,9 +89,8 @@ def static_dims_differ(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
 
 
 def fmt_dims(port: Port | None) -> str:
-    if port is None or port.dims is None:
-        return "[?]"
-    return "[" + ",".join(str(d) for d in port.dims) + "]"
+    """The port's shape as messages show it (``[...]``: none known)."""
+    return shape_text(port.dims if port is not None else None)
 
 
 def producer(graph: Graph, layers: dict[int, Layer], layer: Layer,

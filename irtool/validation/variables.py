@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..core.scopes import body_scope
-from ..ir.graph import Graph, Layer, Port, Shape, format_shape, parse_shape
+from ..ir.graph import Graph, Layer, Port, Shape, parse_shape, shape_text
 from ..ir.types import ElementType, element_type
 from .report import Reporter, layer_map
 
@@ -43,7 +43,7 @@ def _port_info(port: Port | None) -> tuple[ElementType | None, Shape | None]:
 
 
 def _show(et: ElementType | None, shape: Shape | None) -> str:
-    return f"{et.name if et else 'any type'} [{format_shape(shape)}]"
+    return f"{et.name if et else 'any type'} {shape_text(shape)}"
 
 
 def _declared(layer: Layer, scope: str, rep: Reporter) -> tuple[ElementType | None,

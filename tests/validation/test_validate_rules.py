@@ -577,7 +577,7 @@ BRANCHES: list[Case] = [
     Case("BACK_EDGE_MISMATCH", "loop",
          both(set_attr(f"{LOOP}/back_edges/edge", from__layer="77"), _second_back_edge), LOOP,
          f"{LOOP}/back_edges/edge[2]", name="after-a-bad-edge",
-         says="the Result has rank 2 [1,-1] but the Parameter rank 1 [-1]"),
+         says="the Result has rank 2 [1,?] but the Parameter rank 1 [?]"),
     # edges: which end is wrong, and mismatches inside a body and of static dims
     Case("EDGE_UNKNOWN_PORT", "loop",
          lambda d: one(d.root, f"{LOOP}/body/edges/edge[@from-layer="
@@ -785,7 +785,7 @@ CASES: list[Case] = [
          says="port_map input external_port_id=2 internal_layer_id=1: the Loop port is f32 "
               "but body Parameter 1 is f16"),
     Case("PORT_MAP_SHAPE", "loop", _y_in_rank_2, LOOP, CARRIED,
-         says="the Loop port has rank 1 [1] but body Parameter 1 has rank 2 [-1,-1]"),
+         says="the Loop port has rank 1 [1] but body Parameter 1 has rank 2 [?,?]"),
     Case("PARAMETER_UNMAPPED", "loop", drop(CARRIED, f"{LOOP}/back_edges/edge"), body("y_in"),
          body("y_in"), says="nothing feeds this body Parameter: no port_map input of Loop 3, "
                             "back edge or current_iteration purpose"),
@@ -799,7 +799,7 @@ CASES: list[Case] = [
     Case("BACK_EDGE_NO_INIT", "loop", drop(CARRIED), LOOP, f"{LOOP}/back_edges/edge"),
     Case("BACK_EDGE_MISMATCH", "loop", _back_edge_from_scan_result, LOOP,
          f"{LOOP}/back_edges/edge", name="rank",
-         says="the Result has rank 2 [1,-1] but the Parameter rank 1 [-1]"),
+         says="the Result has rank 2 [1,?] but the Parameter rank 1 [?]"),
     Case("BACK_EDGE_MISMATCH", "loop", _y_in_to_f16, LOOP, f"{LOOP}/back_edges/edge",
          name="type", says="the Result is f32 but the Parameter is f16"),
     Case("SLICE_AXIS", "ti", set_attr(SLICED, axis="2"), TI, SLICED),

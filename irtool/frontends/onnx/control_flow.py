@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ...ir.builder import LoopBuilder, TensorIteratorBuilder
-from ...ir.graph import Graph, Layer
+from ...ir.graph import Graph, Layer, shape_text
 from ...ir.types import ELEMENT_TYPES
 from ...opset import TensorInfo, make_op
 from ...passes.prune import prune_graph
@@ -397,7 +397,7 @@ def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
     assert element.shape is not None
     dims = list(element.shape)
     if any(d < 0 for i, d in enumerate(dims) if i != axis):
-        raise ctx.error(f"a list of pieces of shape {[d if d >= 0 else '?' for d in dims]}, "
+        raise ctx.error(f"a list of pieces of shape {shape_text(dims)}, "
                         f"concatenated along axis {axis} where their lengths may differ, "
                         "needs its other dims static to start from an empty tensor")
     et = element.element_type

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 import numpy as np
 import onnx
 
+from ...ir.graph import shape_text
 from ...opset import TensorInfo
 from .context import NodeContext, Value, onnx_op
 from .ops._common import I64, INT64_MAX, i64, shape_of, to_scalar, unsqueeze
@@ -228,7 +229,7 @@ def append_form(reads: list[Use], element: TensorInfo) -> int | str | None:
         assert element.shape is not None
         if element.shape[axis] < 0:
             concat_axes.add(axis)
-    shape = "?" if element.shape is None else [d if d >= 0 else "?" for d in element.shape]
+    shape = shape_text(element.shape)
     if others:
         return (f"its elements, of shape {shape} not known statically, may differ between "
                 f"iterations, and {', '.join(others)} reads them one by one (only "

@@ -195,7 +195,7 @@ def test_ragged_list_with_dynamic_other_dims_is_a_clear_error(last: int) -> None
     with pytest.raises(irtool.ConversionError) as err:
         irtool.convert(prefixes_in_loop([None, None, last], 0))
     assert str(err.value) == (
-        f"node loop: Loop: a list of pieces of shape ['?', '?', {last}], concatenated along "
+        f"node loop: Loop: a list of pieces of shape [?,?,{last}], concatenated along "
         "axis 0 where their lengths may differ, needs its other dims static to start from "
         "an empty tensor")
 
