@@ -45,7 +45,7 @@ from irtool.tools import corpus as ov_corpus
 
 SHARE_MODULES = frozenset({
     "elementwise", "activation", "reduction", "normalization", "math_convert", "math_misc",
-    "math_fft", "math_random",
+    "spectral", "math_random",
 })
 
 

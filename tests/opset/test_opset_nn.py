@@ -1,5 +1,5 @@
 """Tests of the shape, indexing and NN opset: irtool/opset/shape.py, indexing.py,
-scatter.py, convolution.py, pooling.py, interpolate.py, recurrent.py, detection.py and
+scatter.py, convolution.py, pooling.py, resize.py, recurrent.py, detection.py and
 nn_*.py.
 
 Expected values always come from OpenVINO itself:
@@ -55,7 +55,7 @@ from irtool.runtime import Executor
 from irtool.tools import corpus as ov_corpus
 
 SHARE_MODULES = frozenset({
-    "shape_ops", "indexing", "scatter", "convolution", "pooling", "interpolate", "recurrent",
+    "shape", "indexing", "scatter", "convolution", "pooling", "resize", "recurrent",
     "detection", "nn_misc", "nn_embedding", "nn_ctc",
 })
 RNG = np.random.default_rng(7)
