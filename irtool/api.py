@@ -67,10 +67,9 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
     With ``compress_to_fp16`` f32 constants are stored as f16 and decompressed
     by a ``Convert`` layer, as OpenVINO's own ``compress_to_fp16`` does.
     """
-    if compress_to_fp16:
-        from .passes.fp16 import compress_to_fp16 as _compress
+    from .passes import pipelines
 
-        model = _compress(model)
+    model = pipelines.saving(compress_to_fp16=compress_to_fp16)(model).target
     xml, _ = write_model(model, path)
     log.info("wrote %s and its .bin%s", xml, " (f32 constants as f16)" if compress_to_fp16
              else "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import networkx as nx
 import numpy as np
@@ -73,6 +73,35 @@ class Port:
     @property
     def rank(self) -> int | None:
         return None if self.dims is None else len(self.dims)
+
+
+def port_dtype(port: Port) -> np.dtype | None:
+    """The numpy dtype a value on ``port`` must have, or None (nothing to check)."""
+    et = port.precision
+    if et is None or not hasattr(et, "kind") or et.kind in ("dynamic", "string"):
+        return None
+    if et.dtype is None or et.bitwidth < 8:
+        return None
+    return et.dtype
+
+
+def port_dims(port: Port) -> tuple[int, ...] | None:
+    """The dims a value on ``port`` must have (-1: any), or None (rank unknown)."""
+    return tuple(port.dims) if port.dims else None
+
+
+def mismatch(value: Any, dtype: np.dtype | None, dims: tuple[int, ...] | None) -> str | None:
+    """What is wrong with ``value`` against the declaration, or None."""
+    got_dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if got_dtype is None or shape is None:
+        return f"computed a {type(value).__name__}, not a tensor"
+    if dtype is not None and got_dtype != dtype:
+        return "element type"
+    if dims is not None and (len(shape) != len(dims)
+                             or any(d >= 0 and d != s for d, s in zip(dims, shape))):
+        return "shape"
+    return None
 
 
 @dataclass
@@ -634,7 +663,10 @@ __all__ = [
     "element_type",
     "format_shape",
     "join_names",
+    "mismatch",
     "parse_shape",
+    "port_dims",
+    "port_dtype",
     "shape_text",
     "split_names",
     "tensor_name",

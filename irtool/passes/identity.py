@@ -12,12 +12,15 @@ the model output's tensor name; in bodies, port maps name Results, not tensors.
 from __future__ import annotations
 
 from ..ir.graph import Graph, Model
+from .base import Pass, PassResult
 
 
-def drop_identities(model: Model) -> int:
-    """Remove the Identity layers of ``model`` (bodies included) that no model output
-    is named by; returns how many went."""
-    return _drop(model.graph, top=True)
+class DropIdentities(Pass[Model]):
+    """Remove the Identity layers of a model (bodies included) that no model output is
+    named by."""
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, _drop(model.graph, top=True))
 
 
 def _drop(graph: Graph, top: bool) -> int:

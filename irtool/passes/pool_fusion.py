@@ -1,4 +1,4 @@
-"""Elementwise steps moved past the MaxPool they feed, at compile time.
+"""Elementwise steps moved past the MaxPool they feed, at compile time (``FusePools``).
 
 A CNN's ``Convolution -> Add(bias) -> ReLU -> MaxPool`` spends as long on the bias and
 the ReLU, each a pass over the full-size feature map, as on the pooling itself. Both
@@ -17,66 +17,71 @@ window (rounding is monotonic, so this holds in floating point too, exactly), an
   value over a window), on floats.
 
 The fused step keeps the MaxPool's layer and outputs: it is checked against what the
-MaxPool declares, and an error in it names the MaxPool. The moved steps' kernels run
-unchanged, on the pooled values.
+MaxPool declares, and an error in it names the MaxPool. The moved layers' kernels run
+unchanged, on the pooled values (``PendingStep.then``; the compiler makes the step's
+kernel with ``pooled_then``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
 
 import numpy as np
 
 from ..ir.graph import Layer
-from ..opset import make_op
-from ..opset.base import Kernel
-
-
-class StepLike(Protocol):
-    """What this module reads of a plan's ``Step`` (``plan`` imports this module)."""
-
-    layer: Layer
-    kernel: Kernel
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-
+from ..opset import Kernel, make_op
+from .base import Pass, PassResult
+from .program import Moved, PendingStep, Program
 
 _POOLS = {("MaxPool", "opset1"), ("MaxPool", "opset8"), ("MaxPool", "opset14")}
-_MovedOp = tuple[Kernel, list[np.ndarray | None]]  # a kernel and its inputs, None: the value
 
 
-def pool_first(steps: Sequence[StepLike], constants: dict[int, np.ndarray],
-               outputs: Sequence[int]) -> tuple[set[int], dict[int, tuple[int, Kernel]]]:
-    """Chains of commuting elementwise steps before a MaxPool, moved into the MaxPool's
-    step after the pooling (see the module docstring): the indices of the steps moved,
-    and per MaxPool step taking them, its new input slot and kernel."""
-    producer = {slot: k for k, step in enumerate(steps) for slot in step.outputs}
-    readers = Counter(slot for step in steps for slot in step.inputs)
-    readers.update(outputs)
-    moved: set[int] = set()
-    fused: dict[int, tuple[int, Kernel]] = {}
-    for k, step in enumerate(steps):
-        spatial = _plain_max_pool(step, readers)
-        if spatial is None:
-            continue
-        chain: list[tuple[int, _MovedOp]] = []  # nearest the pool first
-        slot = step.inputs[0]
-        while readers[slot] == 1 and slot in producer and producer[slot] not in moved:
-            index = producer[slot]
-            found = _commuting(steps[index], constants, spatial)
-            if found is None:
-                break
-            slot, op = found
-            chain.append((index, op))
-        if chain:
-            moved.update(index for index, _ in chain)
-            fused[k] = slot, _pooled_then(step.kernel, [op for _, op in reversed(chain)])
-    return moved, fused
+class FusePools(Pass[Program]):
+    """Chains of commuting elementwise steps before a MaxPool, moved after the pooling
+    into the MaxPool's step (see the module docstring)."""
+
+    def apply(self, program: Program) -> PassResult[Program]:
+        steps, constants = program.steps, program.constants
+        producer = {slot: k for k, step in enumerate(steps) for slot in step.outputs}
+        readers = Counter(slot for step in steps for slot in step.inputs)
+        readers.update(program.outputs)
+        moved: set[int] = set()
+        for step in steps:
+            spatial = _plain_max_pool(step, readers)
+            if spatial is None:
+                continue
+            chain: list[tuple[int, Moved]] = []  # nearest the pool first
+            slot = step.inputs[0]
+            while readers[slot] == 1 and slot in producer and producer[slot] not in moved:
+                index = producer[slot]
+                found = _commuting(steps[index], constants, spatial)
+                if found is None:
+                    break
+                slot, op = found
+                chain.append((index, op))
+            if chain:
+                moved.update(index for index, _ in chain)
+                step.inputs = (slot,)
+                step.then = [op for _, op in reversed(chain)]
+        program.steps = [step for k, step in enumerate(steps) if k not in moved]
+        return PassResult(program, len(moved))
 
 
-def _plain_max_pool(step: StepLike, readers: Counter[int]) -> int | None:
+def pooled_then(pool: Kernel, ops: Sequence[tuple[Kernel, list[np.ndarray | None]]]) -> Kernel:
+    """A kernel running ``pool``, then each of ``ops`` (a kernel and its arguments, None for
+    the value so far) on its first output."""
+    def pooled_then(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        outs = pool(inputs)
+        value = outs[0]
+        for kernel, args in ops:
+            value = kernel([value if a is None else a for a in args])[0]
+        return [value, *outs[1:]]
+
+    return pooled_then
+
+
+def _plain_max_pool(step: PendingStep, readers: Counter[int]) -> int | None:
     """The spatial rank of a MaxPool step every window of which lies inside its input
     and whose indices nobody reads, else None."""
     layer = step.layer
@@ -99,15 +104,15 @@ def _floats(layer: Layer) -> bool:
     return et is not None and getattr(et, "kind", "") == "float"
 
 
-def _commuting(step: StepLike, constants: dict[int, np.ndarray],
-               spatial: int) -> tuple[int, _MovedOp] | None:
-    """(the slot of the computed input, the step as a kernel call on it) when ``step``
+def _commuting(step: PendingStep, constants: dict[int, np.ndarray],
+               spatial: int) -> tuple[int, Moved] | None:
+    """(the slot of the computed input, the step's layer and arguments) when ``step``
     commutes with a max over windows of ``spatial`` axes, else None."""
     layer = step.layer
     if not _floats(layer) or len(step.outputs) != 1:
         return None
     if (layer.type, layer.version) == ("ReLU", "opset1") and len(step.inputs) == 1:
-        return step.inputs[0], (step.kernel, [None])
+        return step.inputs[0], (layer, [None])
     if (layer.type, layer.version) != ("Add", "opset1") or len(step.inputs) != 2 \
             or layer.attrs.get("auto_broadcast", "numpy").lower() != "numpy":
         return None
@@ -122,15 +127,4 @@ def _commuting(step: StepLike, constants: dict[int, np.ndarray],
         return None  # varies within a window
     args: list[np.ndarray | None] = [None, None]
     args[1 - computed[0]] = bias
-    return step.inputs[computed[0]], (step.kernel, args)
-
-
-def _pooled_then(pool: Kernel, ops: list[_MovedOp]) -> Kernel:
-    def pooled_then(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        outs = pool(inputs)
-        value = outs[0]
-        for kernel, args in ops:
-            value = kernel([value if a is None else a for a in args])[0]
-        return [value, *outs[1:]]
-
-    return pooled_then
+    return step.inputs[computed[0]], (layer, args)

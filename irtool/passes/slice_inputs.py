@@ -25,12 +25,16 @@ import numpy as np
 
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo, format_shape
+from .base import Pass, PassResult
 from .loop_facts import all_true, const_of, input_source, scalar_int, trip_matches
 
 
-def slice_loop_inputs(model: Model) -> int:
-    """Rewrite every provably equivalent body Gather in ``model``; returns how many."""
-    return sum(_slice_loop(graph, layer) for graph, layer in _loops(model.graph))
+class SliceLoopInputs(Pass[Model]):
+    """Rewrite every provably equivalent body Gather of a model."""
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, sum(_slice_loop(graph, layer)
+                                     for graph, layer in _loops(model.graph)))
 
 
 def _loops(graph: Graph) -> Iterator[tuple[Graph, Layer]]:

@@ -17,7 +17,7 @@ A loop qualifies when
 input port of the layer, one Result per output port, in order), which the runtime
 compiles in place of the loop (``irtool.runtime.control_flow``, checking at run time
 that the trip count, condition and slice lengths are those the form assumes) and which
-``vectorize_loops`` splices into the IR where those facts are proven from the graph,
+``VectorizeLoops`` splices into the IR where those facts are proven from the graph,
 so that OpenVINO gets the batched form too.
 """
 
@@ -33,6 +33,7 @@ from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo
 from ..ir.types import element_type
 from ..opset import make_op
 from ..opset.base import Op
+from .base import Pass, PassResult
 from .loop_facts import (
     all_true,
     const_of,
@@ -96,10 +97,12 @@ def why_not(layer: Layer) -> str | None:
     return None
 
 
-def vectorize_loops(model: Model) -> int:
-    """Replace every loop of ``model`` (innermost first) whose batched form exists and whose
-    trip count, condition and slice lengths provably match it; returns how many."""
-    return _vectorize_graph(model.graph)
+class VectorizeLoops(Pass[Model]):
+    """Replace every loop of a model (innermost first) whose batched form exists and whose
+    trip count, condition and slice lengths provably match it."""
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, _vectorize_graph(model.graph))
 
 
 def _vectorize_graph(graph: Graph) -> int:

@@ -40,6 +40,7 @@ from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
 from .codegen.loops import generate
+from .compiler import compile_graph
 from .iteration import (
     ConcatOutput,
     Iterate,
@@ -54,7 +55,7 @@ from .iteration import (
     squeezes_match,
     stack,
 )
-from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph
+from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions
 
 DEFAULT_MAX_ITERATIONS = 1_000_000
 """Iterations any loop may run when no ``max_iterations`` is given: a trip count of 10**12

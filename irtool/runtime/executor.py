@@ -14,7 +14,8 @@ from ..ir.graph import Model, Shape
 from ..ir.types import ElementType, from_raw_bits
 from ..validation import require_valid
 from .cache import PLANS
-from .plan import Plan, RunOptions, compile_graph
+from .compiler import compile_graph
+from .plan import Plan, RunOptions
 from .threads import BlasLimit, blas_thread_limit
 from .variables import Variables
 

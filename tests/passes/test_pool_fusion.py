@@ -1,5 +1,6 @@
 """Compile-time rewrites of a plan: a bias Add and a ReLU before a MaxPool run after it
-(``runtime/fusion.py``), and steps on constants alone computed once (``plan.py``).
+(``passes/pool_fusion.py``), and steps on constants alone computed once
+(``passes/constant_folding.py``), both in the compile pipeline.
 
 Each case says whether the rewrite applies (the plan's steps) and checks the values
 against numpy written out in the graph's own order, so a rewrite applied where it must

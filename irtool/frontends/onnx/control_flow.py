@@ -31,9 +31,10 @@ import numpy as np
 import onnx
 
 from ...ir.builder import LoopBuilder, TensorIteratorBuilder
-from ...ir.graph import Graph, Layer, shape_text
+from ...ir.graph import Layer, shape_text
 from ...ir.types import ELEMENT_TYPES
-from ...opset import TensorInfo, make_op
+from ...opset import TensorInfo
+from ...passes.constant_folding import constant_value
 from ...passes.prune import prune_graph
 from .context import NodeContext, Scope, Value, onnx_op
 from .ops._common import BOOL, I64, INT64_MAX
@@ -413,7 +414,7 @@ def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
 def _runs_zero_times(ctx: NodeContext, trip: Value) -> bool:
     """Is the IR trip count a constant that runs no iteration (0; a constant false
     condition was made a trip count of 0 above)?"""
-    known = fold_constant(ctx.scope.graph, trip)
+    known = constant_value(ctx.scope.graph, trip)
     return known is not None and known.size == 1 and int(known.reshape(-1)[0]) == 0
 
 
@@ -681,64 +682,6 @@ def _check_sequence_lens(ctx: NodeContext, lens: Value, scans: list[Value]) -> N
 # If
 
 
-_FOLD_LIMIT = 64
-
-
-def _static_shape(layer: Layer) -> np.ndarray | None:
-    """The output of a ShapeOf whose input has a static shape."""
-    dims = layer.inputs[0].dims if layer.type == "ShapeOf" and layer.inputs else None
-    if dims is None or any(d < 0 for d in dims):
-        return None
-    dtype = np.int32 if layer.attrs.get("output_type") == "i32" else np.int64
-    return np.array(dims, dtype=dtype)
-
-
-def fold_constant(graph: Graph, value: Value) -> np.ndarray | None:
-    """The value of ``value`` when constants (and static shapes) alone determine it.
-
-    At most ``_FOLD_LIMIT`` layers are evaluated, with their numpy kernels; a
-    Parameter, a control-flow layer or a kernel failure upstream gives None.
-    """
-    order: list[int] = []
-    seen: set[int] = set()
-
-    def visit(lid: int) -> bool:
-        if lid in seen:
-            return True
-        seen.add(lid)
-        layer = graph.layer(lid)
-        if layer.type == "Parameter" or layer.bodies or len(seen) > _FOLD_LIMIT:
-            return False
-        if layer.type != "Const" and _static_shape(layer) is None:
-            for port in layer.inputs:
-                src = graph.source(lid, port.id)
-                if src is None or not visit(src[0]):
-                    return False
-        order.append(lid)
-        return True
-
-    if not visit(value.layer):
-        return None
-    values: dict[tuple[int, int], np.ndarray] = {}
-    for lid in order:
-        layer = graph.layer(lid)
-        try:
-            shape = _static_shape(layer)
-            if layer.type == "Const":
-                outs = [layer.const_value()]
-            elif shape is not None:
-                outs = [shape]
-            else:
-                args = [values[graph.source(lid, p.id)] for p in layer.inputs]  # type: ignore[index]
-                with np.errstate(all="ignore"):  # kernels leave that to their caller
-                    outs = make_op(layer.type, layer.version, layer.attrs).compute(args)
-        except Exception:  # no kernel, or it fails: not foldable, the IR keeps computing it
-            return None
-        for port, out in zip(layer.outputs, outs):
-            values[(lid, port.id)] = np.asarray(out)
-    return values.get((value.layer, value.port))
-
-
 def _scalar_condition(ctx: NodeContext, cond: Value) -> Value:
     if cond.element_type != BOOL:
         cond = ctx.op1("Convert", "opset1", [cond], {"destination_type": "boolean"},
@@ -762,7 +705,7 @@ def translate_if(ctx: NodeContext) -> list[Value | None]:
         if len(graph.output) != n_out:
             raise ctx.error(f"{key} has {len(graph.output)} outputs, the node {n_out}")
     cond = _scalar_condition(ctx, ctx.required_input(0))
-    known = fold_constant(ctx.scope.graph, cond)
+    known = constant_value(ctx.scope.graph, cond)
     if known is not None:
         # Only one branch can run: translate it in place, as OpenVINO would fold it.
         # This also spares translating a branch that is wrong for these inputs.

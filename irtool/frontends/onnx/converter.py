@@ -34,9 +34,7 @@ from ...core.errors import ConversionError, InternalError, IRToolError, Unsuppor
 from ...core.sniff import refuse_other_kind
 from ...ir.graph import Model
 from ...opset import TensorInfo
-from ...passes.identity import drop_identities
-from ...passes.prune import prune_model
-from ...passes.vectorize import vectorize_loops
+from ...passes import pipelines
 from . import analysis
 from .checks import check_declarations, check_input_types
 from .context import (
@@ -314,8 +312,6 @@ class Converter:
             raise self.error(f"not a valid ONNX model: {verdict.invalid}") from err
 
     def _translate(self, proto: onnx.ModelProto) -> Model:
-        from ...passes.slice_inputs import slice_loop_inputs
-
         scope = Scope(frontend_builder(), description="main graph")
         graph = proto.graph
         infos = value_infos(graph)
@@ -330,13 +326,7 @@ class Converter:
         self.translate_graph(graph, scope, main=True)
         self._add_outputs(graph, scope)
         model = Model(scope.graph, name=graph.name or "model", version=11)
-        prune_model(model)
-        if self.vectorize and vectorize_loops(model):
-            prune_model(model)
-        drop_identities(model)  # OpenVINO runs each as a node (per iteration in a body)
-        if self.slice_inputs:
-            slice_loop_inputs(model)
-            prune_model(model)
+        pipelines.conversion(vectorize=self.vectorize, slice_inputs=self.slice_inputs)(model)
         refuse_invalid_ir(model, self.source)
         return model
 

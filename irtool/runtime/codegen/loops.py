@@ -1,7 +1,7 @@
 """Generated Python for the iterations of a Loop or TensorIterator.
 
 A loop body is compiled into one generated function holding a ``for`` loop
-whose body is the body plan's straight-line code (``plan.emit_step``): no call
+whose body is the body plan's straight-line code (``toolkit.emit_step``): no call
 of the body plan per iteration, no input or output lists, values in local
 variables, back edges as plain assignments. On top of that, three compile-time
 rewrites remove per-iteration work, each exact (the results are the same
@@ -38,16 +38,9 @@ from ...opset.shape import Identity, Squeeze, Unsqueeze
 from ..declared import Verifier
 from ..fastpath import gather_axis
 from ..iteration import Iterate, Iteration, Stacking, annotate_iteration
-from ..plan import (
-    Code,
-    Plan,
-    Step,
-    emit_steps,
-    emit_verify,
-    reuse_for,
-    step_comment,
-    value_name,
-)
+from ..plan import Plan, Step
+from .straight import step_comment, value_name
+from .toolkit import Code, emit_steps, emit_verify, reuse_for
 
 BLOCK = 4096
 """Iteration numbers per shared counter block."""
