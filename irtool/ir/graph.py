@@ -402,43 +402,6 @@ class Graph:
     def next_id(self) -> int:
         return max(self.nx.nodes, default=-1) + 1
 
-    def add_op(
-        self,
-        type: str,
-        version: str,
-        inputs: Iterable[tuple[int, int]] = (),
-        attrs: dict[str, str] | None = None,
-        *,
-        name: str | None = None,
-        num_outputs: int = 1,
-        output_names: Iterable[Iterable[str]] = (),
-    ) -> Layer:
-        """Create a layer fed by ``inputs`` (``(layer_id, port_id)`` pairs) and connect it.
-
-        Input ports get ids ``0..n-1`` and output ports follow, as OpenVINO numbers
-        them. Precisions and dims stay unknown until type inference fills them.
-        """
-        sources = list(inputs)
-        lid = self.next_id()
-        n = len(sources)
-        names = [tuple(ns) for ns in output_names]
-        layer = Layer(
-            id=lid,
-            name=name or f"{type}_{lid}",
-            type=type,
-            version=version,
-            attrs=dict(attrs or {}),
-            inputs=[Port(i, None, None) for i in range(n)],
-            outputs=[
-                Port(n + k, None, None, names[k] if k < len(names) else ())
-                for k in range(num_outputs)
-            ],
-        )
-        self.add_layer(layer)
-        for i, (src, src_port) in enumerate(sources):
-            self.connect(src, src_port, lid, i)
-        return layer
-
     def layer(self, layer_id: int) -> Layer:
         return self.nx.nodes[layer_id]["layer"]
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Layer, Model, RTNode, TensorInfo
+from ..ir.types import ElementType
 from .base import Pass, PassResult
 
 F16_MAX = float(np.finfo(np.float16).max)
@@ -68,11 +69,12 @@ def _compress(graph: Graph) -> int:
         out = layer.outputs[0]
         builder = GraphBuilder(graph)
         half = builder.const(value.astype(np.float16), name=f"{layer.name}_compressed")
-        convert, (new_out,) = builder.add(
-            "Convert", "opset1", [half], {"destination_type": "f32"},
-            outputs=[TensorInfo(out.precision, out.dims)], name=layer.name,  # type: ignore[arg-type]
-            output_names=[out.names])
-        convert.rt_info = [RTNode("attribute", {"name": "decompression", "version": "0"})]
+        assert isinstance(out.precision, ElementType)  # an f32 Const (``_compressible``)
+        (new_out,) = builder.op("Convert", "opset1", [half], {"destination_type": "f32"},
+                                outputs=[TensorInfo(out.precision, out.dims)], name=layer.name,
+                                output_names=[out.names])
+        graph.layer(new_out.layer).rt_info = [
+            RTNode("attribute", {"name": "decompression", "version": "0"})]
         for consumer, port in graph.consumers(layer.id, out.id):
             graph.disconnect_input(consumer, port)
             graph.connect(new_out.layer, new_out.port, consumer, port)

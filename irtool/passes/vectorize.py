@@ -211,23 +211,19 @@ class _Batcher:
     def const(self, values: Sequence[int] | int) -> Value:
         return self.g.const(np.array(values, dtype=np.int64))
 
-    def op(self, type: str, version: str, inputs: Sequence[Value], attrs: dict | None,  # type: ignore[type-arg]
-           info: TensorInfo, name: str) -> Value:
-        return self.g.op(type, version, inputs, attrs, outputs=[info], name=name)[0]
-
     def unsqueeze(self, v: Value, axes: list[int], name: str) -> Value:
         assert v.shape is not None
         shape = list(v.shape)
         for a in sorted(axes):
             shape.insert(a, 1)
-        return self.op("Unsqueeze", "opset1", [v, self.const(axes)], None,
-                       TensorInfo(v.element_type, tuple(shape)), name)
+        return self.g.op("Unsqueeze", "opset1", [v, self.const(axes)], None,
+                         outputs=[TensorInfo(v.element_type, tuple(shape))], name=name)[0]
 
     def transpose(self, v: Value, perm: list[int], name: str) -> Value:
         assert v.shape is not None
         shape = tuple(v.shape[p] for p in perm)
-        return self.op("Transpose", "opset1", [v, self.const(perm)], None,
-                       TensorInfo(v.element_type, shape), name)
+        return self.g.op("Transpose", "opset1", [v, self.const(perm)], None,
+                         outputs=[TensorInfo(v.element_type, shape)], name=name)[0]
 
     def reshape(self, v: Value, shape: tuple[int, ...], name: str) -> Value:
         """``v`` reshaped to ``shape``, whose one dynamic dim (at most) is the iteration
@@ -235,8 +231,9 @@ class _Batcher:
         known = [d for d in shape if d >= 0]
         if len(known) < len(shape) - 1 or (len(known) < len(shape) and 0 in known):
             raise self.refuse(f"cannot reshape to {shape} with a dynamic iteration count")
-        return self.op("Reshape", "opset1", [v, self.const(list(shape))],
-                       {"special_zero": False}, TensorInfo(v.element_type, shape), name)
+        return self.g.op("Reshape", "opset1", [v, self.const(list(shape))],
+                         {"special_zero": False},
+                         outputs=[TensorInfo(v.element_type, shape)], name=name)[0]
 
     # -- the iteration count and number ----------------------------------------
     def count(self) -> Value:
@@ -249,21 +246,22 @@ class _Batcher:
             if trip.shape not in ((), (1,)):
                 raise self.refuse("the trip count is not a scalar")
             if trip.shape == (1,):
-                trip = self.op("Squeeze", "opset1", [trip, self.const([0])], None,
-                               TensorInfo(trip.element_type, ()), name + "/squeeze")
+                trip = self.g.op("Squeeze", "opset1", [trip, self.const([0])], None,
+                                 outputs=[TensorInfo(trip.element_type, ())],
+                                 name=name + "/squeeze")[0]
             if trip.element_type != _I64:
-                trip = self.op("Convert", "opset1", [trip], {"destination_type": "i64"},
-                               TensorInfo(_I64, ()), name + "/convert")
+                trip = self.g.op("Convert", "opset1", [trip], {"destination_type": "i64"},
+                                 outputs=[TensorInfo(_I64, ())], name=name + "/convert")[0]
             self._count = trip
         else:
             entry = _sliced(self.layer)[0]
             x = self.params[self.input_index(entry)]
             assert x.rank is not None
-            shape = self.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
-                            TensorInfo(_I64, (x.rank,)), name + "/shape")
-            self._count = self.op("Gather", "opset8", [shape, self.const(entry.axis),
-                                                       self.const(0)], {"batch_dims": 0},
-                                  TensorInfo(_I64, ()), name)
+            shape = self.g.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
+                              outputs=[TensorInfo(_I64, (x.rank,))], name=name + "/shape")[0]
+            self._count = self.g.op("Gather", "opset8", [shape, self.const(entry.axis),
+                                                         self.const(0)], {"batch_dims": 0},
+                                    outputs=[TensorInfo(_I64, ())], name=name)[0]
         return self._count
 
     def iteration_numbers(self, param: Layer) -> Value:
@@ -272,9 +270,9 @@ class _Batcher:
         if info.shape not in ((), (1,)) or info.element_type.name not in ("i32", "i64"):
             raise self.refuse("current_iteration is not an i32/i64 scalar or [1]")
         et = info.element_type
-        value = self.op("Range", "opset4", [self.const(0), self.count(), self.const(1)],
-                        {"output_type": et.name}, TensorInfo(et, (self.trip_dim,)),
-                        f"{self.layer.name}/iterations")
+        value = self.g.op("Range", "opset4", [self.const(0), self.count(), self.const(1)],
+                          {"output_type": et.name}, outputs=[TensorInfo(et, (self.trip_dim,))],
+                          name=f"{self.layer.name}/iterations")[0]
         if info.shape == (1,):
             value = self.unsqueeze(value, [1], f"{self.layer.name}/iterations/unsqueeze")
         return value
@@ -440,10 +438,11 @@ class _Batcher:
               attrs: dict[str, str] | None = None) -> list[Value]:
         """``layer`` once more in the new graph, fed by ``inputs`` (its constant data and
         bodies shared: neither is changed by this pass)."""
-        new, values = self.g.add(layer.type, layer.version, inputs,
-                                 layer.attrs if attrs is None else attrs, outputs=infos,
-                                 name=f"{self.layer.name}/{layer.name}",
-                                 has_data=layer.has_data)
+        values = self.g.op(layer.type, layer.version, inputs,
+                           layer.attrs if attrs is None else attrs, outputs=infos,
+                           name=f"{self.layer.name}/{layer.name}", has_data=layer.has_data)
+        # The layer just added: the one of the highest id (ids grow), outputs or not.
+        new = self.g.graph.layer(values[0].layer if values else max(self.g.graph.nx))
         new.const = layer.const
         new.bodies = dict(layer.bodies)
         new.port_maps = {k: list(v) for k, v in layer.port_maps.items()}

@@ -9,13 +9,15 @@
   translator later wires to an input of its Loop / TensorIterator / If layer.
   Captures chain through any number of nesting levels.
 * ``NodeContext``: one ONNX node being translated: inputs as ``Value``s,
-  attributes, ONNX-inferred output types, and shortcuts to the builder.
+  attributes, ONNX-inferred output types; it is itself the ``GraphBuilder`` a translator
+  adds layers with (``ctx.op``, the one way to add a layer), naming them after the node
+  and reporting failures as the node's ``ConversionError``.
 * ``onnx_op``: registers a translator under ``(op_type, since_version)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -151,14 +153,20 @@ class Conversion(Protocol):
 
 
 @dataclass
-class NodeContext:
-    """One ONNX node under translation."""
+class NodeContext(GraphBuilder):
+    """One ONNX node under translation, and the builder its translator adds layers with:
+    a ``GraphBuilder`` over the scope's graph whose layers are named after the node, whose
+    output types are inferred with ``irtool.opset`` (refined where asked with ONNX shape
+    inference's: ``refine=ctx.onnx_types(0)``), and whose failures are the node's."""
 
     node: onnx.NodeProto
     scope: Scope
     opset: int
     conversion: Conversion
     output_infos: list[TensorInfo | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        GraphBuilder.__init__(self, self.scope.graph, infer=_infer)
 
     @property
     def name(self) -> str:
@@ -244,25 +252,34 @@ class NodeContext:
         """What ONNX shape inference knows about output ``index``."""
         return self.output_infos[index] if index < len(self.output_infos) else None
 
+    def onnx_types(self, *indices: int | None) -> list[TensorInfo | None]:
+        """What ONNX shape inference says of the node's outputs ``indices`` (None: an IR
+        output that is no ONNX output), for ``op(..., refine=...)``."""
+        return [None if i is None else self.output_info(i) for i in indices]
+
     def op(self, type: str, version: str, inputs: Sequence[Value],
-           attrs: dict[str, Any] | None = None, **kwargs: Any) -> list[Value]:
-        kwargs.setdefault("name", self.node.name or None)
+           attrs: Mapping[str, Any] | None = None, *,
+           outputs: Sequence[TensorInfo] | None = None,
+           refine: Sequence[TensorInfo | None] = (), name: str | None = None,
+           output_names: Iterable[Iterable[str]] = (), has_data: bool = True) -> list[Value]:
+        """``GraphBuilder.op``, the layer named after the node unless ``name`` is given."""
         try:
-            return self.builder.op(type, version, inputs, attrs, **kwargs)
+            return super().op(type, version, inputs, attrs, outputs=outputs, refine=refine,
+                              name=name or self.node.name or None, output_names=output_names,
+                              has_data=has_data)
         except ConversionError as err:
             raise self.error(err.message) from None
 
-    def op1(self, type: str, version: str, inputs: Sequence[Value],
-            attrs: dict[str, Any] | None = None, **kwargs: Any) -> Value:
-        """``op`` for single-output operations."""
-        return self.op(type, version, inputs, attrs, **kwargs)[0]
-
-    def const(self, value: Any, et: ElementType | None = None) -> Value:
-        source = self.conversion.file_slice(value) if isinstance(value, np.ndarray) else None
-        return self.builder.const(value, et, source=source)
+    def const(self, value: Any, et: ElementType | None = None, name: str | None = None,
+              source: tuple[str, int] | None = None) -> Value:
+        """``GraphBuilder.const``; an array read from the ONNX file keeps its place there
+        (``ConstData.source``)."""
+        if source is None and isinstance(value, np.ndarray):
+            source = self.conversion.file_slice(value)
+        return super().const(value, et, name, source)
 
     def const_value(self, value: Value | None) -> np.ndarray | None:
-        return None if value is None else self.builder.const_value(value)
+        return None if value is None else super().const_value(value)
 
     def error(self, message: str) -> ConversionError:
         return ConversionError(f"{self.node.op_type}: {message}", node=self.name)

@@ -212,11 +212,11 @@ def _trip_count(ctx: NodeContext) -> Value:
         # where a negative IR trip count means no limit.
         return ctx.const(np.array([0], dtype=np.int64))
     if m.element_type not in (I64, ELEMENT_TYPES["i32"]):
-        m = ctx.op1("Convert", "opset1", [m], {"destination_type": "i64"},
-                    outputs=[TensorInfo(I64, m.shape)])
+        m = ctx.op("Convert", "opset1", [m], {"destination_type": "i64"},
+                    outputs=[TensorInfo(I64, m.shape)])[0]
     if known is None:  # a negative M at run time is no iteration too, not "no limit"
-        m = ctx.op1("Maximum", "opset1", [m, ctx.const(np.zeros((), m.element_type.dtype))],
-                    {"auto_broadcast": "numpy"}, outputs=[m.info])
+        m = ctx.op("Maximum", "opset1", [m, ctx.const(np.zeros((), m.element_type.dtype))],
+                    {"auto_broadcast": "numpy"}, outputs=[m.info])[0]
     return m
 
 
@@ -684,12 +684,12 @@ def _check_sequence_lens(ctx: NodeContext, lens: Value, scans: list[Value]) -> N
 
 def _scalar_condition(ctx: NodeContext, cond: Value) -> Value:
     if cond.element_type != BOOL:
-        cond = ctx.op1("Convert", "opset1", [cond], {"destination_type": "boolean"},
-                       outputs=[TensorInfo(BOOL, cond.shape)])
+        cond = ctx.op("Convert", "opset1", [cond], {"destination_type": "boolean"},
+                       outputs=[TensorInfo(BOOL, cond.shape)])[0]
     if cond.shape != ():
         target = ctx.const(np.zeros((0,), dtype=np.int64))
-        cond = ctx.op1("Reshape", "opset1", [cond, target], {"special_zero": False},
-                       outputs=[TensorInfo(BOOL, ())])
+        cond = ctx.op("Reshape", "opset1", [cond, target], {"special_zero": False},
+                       outputs=[TensorInfo(BOOL, ())])[0]
     return cond
 
 

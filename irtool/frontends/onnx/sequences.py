@@ -270,7 +270,7 @@ def sequence_construct(ctx: NodeContext) -> list[Value | None]:
     parts = [unsqueeze(ctx, v, [0]) for v in items]
     info = _stack_info(_joined(items), len(items))
     return [parts[0] if len(parts) == 1 else
-            ctx.op1("Concat", "opset1", parts, {"axis": 0}, outputs=[info])]
+            ctx.op("Concat", "opset1", parts, {"axis": 0}, outputs=[info])[0]]
 
 
 def _joined(items: list[Value]) -> TensorInfo:
@@ -313,16 +313,16 @@ def sequence_insert(ctx: NodeContext) -> list[Value | None]:
     length = -1 if seq.shape is None or seq.shape[0] < 0 else seq.shape[0] + 1
     elem = item.info if seq.shape is None else union(
         item.info, TensorInfo(seq.element_type, seq.shape[1:]))
-    return [ctx.op1("Concat", "opset1", parts, {"axis": 0},
-                    outputs=[_stack_info(elem, length)])]
+    return [ctx.op("Concat", "opset1", parts, {"axis": 0},
+                    outputs=[_stack_info(elem, length)])[0]]
 
 
 @onnx_op("SequenceAt", 11)
 def sequence_at(ctx: NodeContext) -> list[Value | None]:
     seq, position = ctx.required_input(0), to_scalar(ctx, ctx.required_input(1))
     shape = None if seq.shape is None else seq.shape[1:]
-    return [ctx.op1("Gather", "opset8", [seq, position, i64(ctx, 0)], {"batch_dims": 0},
-                    outputs=[TensorInfo(seq.element_type, shape)])]
+    return [ctx.op("Gather", "opset8", [seq, position, i64(ctx, 0)], {"batch_dims": 0},
+                    outputs=[TensorInfo(seq.element_type, shape)])[0]]
 
 
 @onnx_op("SequenceLength", 11)
@@ -330,8 +330,8 @@ def sequence_length(ctx: NodeContext) -> list[Value | None]:
     seq = ctx.required_input(0)
     if seq.shape is not None and seq.shape[0] >= 0:
         return [i64(ctx, seq.shape[0])]
-    return [ctx.op1("Gather", "opset8", [shape_of(ctx, seq), i64(ctx, 0), i64(ctx, 0)],
-                    {"batch_dims": 0}, outputs=[TensorInfo(I64, ())])]
+    return [ctx.op("Gather", "opset8", [shape_of(ctx, seq), i64(ctx, 0), i64(ctx, 0)],
+                    {"batch_dims": 0}, outputs=[TensorInfo(I64, ())])[0]]
 
 
 @onnx_op("ConcatFromSequence", 11)
@@ -358,9 +358,9 @@ def concat_from_sequence(ctx: NodeContext) -> list[Value | None]:
     # Move the sequence axis (0) to position `axis`.
     perm = [*range(1, axis + 1), 0, *range(axis + 1, rank + 1)]
     moved_shape = (*dims[:axis], n, *dims[axis:])
-    moved = seq if axis == 0 else ctx.op1(
+    moved = seq if axis == 0 else ctx.op(
         "Transpose", "opset1", [seq, i64(ctx, perm)],
-        outputs=[TensorInfo(seq.element_type, moved_shape)])
+        outputs=[TensorInfo(seq.element_type, moved_shape)])[0]
     if new_axis:
         return [moved]
     # Merge the sequence axis with the element axis after it: [.., N, d, ..] -> [.., N*d, ..].
@@ -370,31 +370,31 @@ def concat_from_sequence(ctx: NodeContext) -> list[Value | None]:
     pieces = []
     if axis > 0:
         pieces.append(_pick(ctx, full, list(range(axis))))
-    pieces.append(ctx.op1("Multiply", "opset1", [_pick(ctx, full, [axis]),
+    pieces.append(ctx.op("Multiply", "opset1", [_pick(ctx, full, [axis]),
                                                  _pick(ctx, full, [axis + 1])],
-                          outputs=[TensorInfo(full.element_type, (1,))]))
+                          outputs=[TensorInfo(full.element_type, (1,))])[0])
     if axis + 2 <= rank:
         pieces.append(_pick(ctx, full, list(range(axis + 2, rank + 1))))
-    target = pieces[0] if len(pieces) == 1 else ctx.op1(
+    target = pieces[0] if len(pieces) == 1 else ctx.op(
         "Concat", "opset1", pieces, {"axis": 0}, outputs=[TensorInfo(full.element_type,
-                                                                      (rank,))])
-    return [ctx.op1("Reshape", "opset1", [moved, target], {"special_zero": False},
-                    outputs=[TensorInfo(seq.element_type, out_shape)])]
+                                                                      (rank,))])[0]
+    return [ctx.op("Reshape", "opset1", [moved, target], {"special_zero": False},
+                    outputs=[TensorInfo(seq.element_type, out_shape)])[0]]
 
 
 def _pick(ctx: NodeContext, shape: Value, indices: list[int]) -> Value:
-    return ctx.op1("Gather", "opset8", [shape, i64(ctx, indices), i64(ctx, 0)],
+    return ctx.op("Gather", "opset8", [shape, i64(ctx, indices), i64(ctx, 0)],
                    {"batch_dims": 0}, outputs=[TensorInfo(shape.element_type,
-                                                          (len(indices),))])
+                                                          (len(indices),))])[0]
 
 
 
 def _slice0(ctx: NodeContext, seq: Value, start: int, stop: int) -> Value:
     """``seq[start:stop]`` along the sequence axis (Python bounds, negative from the end)."""
     shape = None if seq.shape is None else (-1, *seq.shape[1:])
-    return ctx.op1("Slice", "opset8", [seq, i64(ctx, [start]), i64(ctx, [stop]), i64(ctx, [1]),
+    return ctx.op("Slice", "opset8", [seq, i64(ctx, [start]), i64(ctx, [stop]), i64(ctx, [1]),
                                        i64(ctx, [0])],
-                   outputs=[TensorInfo(seq.element_type, shape)])
+                   outputs=[TensorInfo(seq.element_type, shape)])[0]
 
 
 @onnx_op("SequenceErase", 11)
@@ -411,8 +411,8 @@ def sequence_erase(ctx: NodeContext) -> list[Value | None]:
     if p == -1:
         return [_slice0(ctx, seq, 0, -1)]
     before, after = _slice0(ctx, seq, 0, p), _slice0(ctx, seq, p + 1, INT64_MAX)
-    return [ctx.op1("Concat", "opset1", [before, after], {"axis": 0},
-                    outputs=[TensorInfo(seq.element_type, before.shape)])]
+    return [ctx.op("Concat", "opset1", [before, after], {"axis": 0},
+                    outputs=[TensorInfo(seq.element_type, before.shape)])[0]]
 
 
 def _uniform_value(ctx: NodeContext, value: Value) -> int | None:
@@ -458,18 +458,18 @@ def split_to_sequence(ctx: NodeContext) -> list[Value | None]:
     perm = [axis, *(i for i in range(rank) if i != axis)]
     rest = [dims[i] for i in range(rank) if i != axis]
     if size == 1:
-        moved = ctx.op1("Transpose", "opset1", [data, i64(ctx, perm)],
-                        outputs=[TensorInfo(data.element_type, (dims[axis], *rest))])
+        moved = ctx.op("Transpose", "opset1", [data, i64(ctx, perm)],
+                        outputs=[TensorInfo(data.element_type, (dims[axis], *rest))])[0]
         return [unsqueeze(ctx, moved, [axis + 1]) if keepdims else moved]
     n = dims[axis]
     if n < 0 or size <= 0 or n % size or any(d < 0 for d in dims):
         raise ctx.error(f"splitting a dimension of {n} into parts of {size} needs a static "
                         "shape it divides evenly")
     chunked = (*dims[:axis], n // size, size, *dims[axis + 1:])
-    reshaped = ctx.op1("Reshape", "opset1", [data, i64(ctx, list(chunked))],
+    reshaped = ctx.op("Reshape", "opset1", [data, i64(ctx, list(chunked))],
                        {"special_zero": False},
-                       outputs=[TensorInfo(data.element_type, chunked)])
+                       outputs=[TensorInfo(data.element_type, chunked)])[0]
     perm = [axis, *(i for i in range(rank + 1) if i != axis)]
     out = tuple(chunked[i] for i in perm)
-    return [ctx.op1("Transpose", "opset1", [reshaped, i64(ctx, perm)],
-                    outputs=[TensorInfo(data.element_type, out)])]
+    return [ctx.op("Transpose", "opset1", [reshaped, i64(ctx, perm)],
+                    outputs=[TensorInfo(data.element_type, out)])[0]]

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ....ir.builder import ir_attr
 from ....ir.types import ELEMENT_TYPES, ElementType
-from ....opset import TensorInfo, make_op
+from ....opset import TensorInfo
 from ..context import NodeContext, Value
 from ..tensor_types import ONNX_TO_ELEMENT_TYPE
 
@@ -92,62 +91,11 @@ def norm_axes(ctx: NodeContext, axes: Sequence[int], rank: int) -> list[int]:
     return [norm_axis(ctx, int(a), rank) for a in axes]
 
 
-# -- output types ------------------------------------------------------------------------
-def merge_info(inferred: TensorInfo | None, onnx_info: TensorInfo | None) -> TensorInfo | None:
-    """Combine what the op's inference and ONNX shape inference know: the IR element
-    type wins (it is what the IR computes); each dimension is the static one of either."""
-    if inferred is None:
-        return onnx_info
-    if onnx_info is None or onnx_info.shape is None:
-        return inferred
-    if inferred.shape is None:
-        return TensorInfo(inferred.element_type, onnx_info.shape)
-    if len(inferred.shape) != len(onnx_info.shape):
-        return inferred
-    dims = tuple(a if a >= 0 else b for a, b in zip(inferred.shape, onnx_info.shape))
-    return TensorInfo(inferred.element_type, dims)
-
-
-def try_infer(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
-              attrs: dict[str, Any] | None) -> list[TensorInfo] | None:
-    """The op's inferred output types, or None when its inference cannot tell."""
-    try:
-        op = make_op(type, version, {k: ir_attr(v) for k, v in (attrs or {}).items()})
-        return op.infer([v.info for v in inputs], [ctx.const_value(v) for v in inputs])
-    except Exception:  # any inference failure means "unknown here"; ONNX may know
-        return None
-
-
-def emit(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
-         attrs: dict[str, Any] | None = None, *,
-         onnx_outputs: Sequence[int | None] = (0,)) -> list[Value]:
-    """Add the op that produces ONNX outputs: its port types merge the op's inference with
-    ONNX shape inference (``onnx_outputs[k]``: the ONNX output of IR output k, or None)."""
-    inferred = try_infer(ctx, type, version, inputs, attrs)
-    infos: list[TensorInfo] = []
-    for k, onnx_index in enumerate(onnx_outputs):
-        own = inferred[k] if inferred is not None and k < len(inferred) else None
-        theirs = ctx.output_info(onnx_index) if onnx_index is not None else None
-        info = merge_info(own, theirs)
-        if info is None:
-            # Let the builder raise its usual "cannot infer" error.
-            return ctx.op(type, version, inputs, attrs)
-        infos.append(info)
-    if inferred is not None and len(inferred) > len(infos):
-        infos.extend(inferred[len(infos):])
-    return ctx.op(type, version, inputs, attrs, outputs=infos)
-
-
-def emit1(ctx: NodeContext, type: str, version: str, inputs: Sequence[Value],
-          attrs: dict[str, Any] | None = None, onnx_output: int = 0) -> Value:
-    return emit(ctx, type, version, inputs, attrs, onnx_outputs=(onnx_output,))[0]
-
-
 # -- structural ops with known output types ----------------------------------------------
 def shape_of(ctx: NodeContext, value: Value) -> Value:
     """``ShapeOf-3`` (i64) of ``value``."""
-    return ctx.op1("ShapeOf", "opset3", [value], {"output_type": "i64"},
-                   outputs=[TensorInfo(I64, (value.rank if value.rank is not None else -1,))])
+    return ctx.op("ShapeOf", "opset3", [value], {"output_type": "i64"},
+                   outputs=[TensorInfo(I64, (value.rank if value.rank is not None else -1,))])[0]
 
 
 def dim_of(ctx: NodeContext, value: Value, axis: int, keep_1d: bool = True) -> Value:
@@ -156,16 +104,16 @@ def dim_of(ctx: NodeContext, value: Value, axis: int, keep_1d: bool = True) -> V
         d = value.shape[axis]
         return i64(ctx, [d] if keep_1d else d)
     idx = i64(ctx, [axis] if keep_1d else axis)
-    return ctx.op1("Gather", "opset8", [shape_of(ctx, value), idx, i64(ctx, 0)],
-                   {"batch_dims": 0}, outputs=[TensorInfo(I64, (1,) if keep_1d else ())])
+    return ctx.op("Gather", "opset8", [shape_of(ctx, value), idx, i64(ctx, 0)],
+                   {"batch_dims": 0}, outputs=[TensorInfo(I64, (1,) if keep_1d else ())])[0]
 
 
 def convert(ctx: NodeContext, value: Value, et: ElementType) -> Value:
     """``Convert-1`` to ``et`` (the value itself when it already has that type)."""
     if value.element_type == et:
         return value
-    return ctx.op1("Convert", "opset1", [value], {"destination_type": et.name},
-                   outputs=[TensorInfo(et, value.shape)])
+    return ctx.op("Convert", "opset1", [value], {"destination_type": et.name},
+                   outputs=[TensorInfo(et, value.shape)])[0]
 
 
 def unsqueeze(ctx: NodeContext, value: Value, axes: Sequence[int]) -> Value:
@@ -178,8 +126,8 @@ def unsqueeze(ctx: NodeContext, value: Value, axes: Sequence[int]) -> Value:
         for a in norm:
             dims.insert(a, 1)
         shape = tuple(dims)
-    return ctx.op1("Unsqueeze", "opset1", [value, i64(ctx, list(axes))],
-                   outputs=[TensorInfo(value.element_type, shape)])
+    return ctx.op("Unsqueeze", "opset1", [value, i64(ctx, list(axes))],
+                   outputs=[TensorInfo(value.element_type, shape)])[0]
 
 
 def squeeze(ctx: NodeContext, value: Value, axes: Sequence[int]) -> Value:
@@ -189,8 +137,8 @@ def squeeze(ctx: NodeContext, value: Value, axes: Sequence[int]) -> Value:
         rank = len(value.shape)
         drop = {a + rank if a < 0 else a for a in axes}
         shape = tuple(d for i, d in enumerate(value.shape) if i not in drop)
-    return ctx.op1("Squeeze", "opset1", [value, i64(ctx, list(axes))],
-                   outputs=[TensorInfo(value.element_type, shape)])
+    return ctx.op("Squeeze", "opset1", [value, i64(ctx, list(axes))],
+                   outputs=[TensorInfo(value.element_type, shape)])[0]
 
 
 def to_scalar(ctx: NodeContext, value: Value) -> Value:
@@ -199,29 +147,29 @@ def to_scalar(ctx: NodeContext, value: Value) -> Value:
         return value
     if value.rank == 1:
         return squeeze(ctx, value, [0])
-    return ctx.op1("Reshape", "opset1", [value, i64(ctx, [])], {"special_zero": False},
-                   outputs=[TensorInfo(value.element_type, ())])
+    return ctx.op("Reshape", "opset1", [value, i64(ctx, [])], {"special_zero": False},
+                   outputs=[TensorInfo(value.element_type, ())])[0]
 
 
 def to_1d(ctx: NodeContext, value: Value) -> Value:
     """A scalar as a 1-element 1-D tensor (1-D tensors pass unchanged)."""
     if value.rank == 1:
         return value
-    return ctx.op1("Reshape", "opset1", [value, i64(ctx, [-1])], {"special_zero": False},
+    return ctx.op("Reshape", "opset1", [value, i64(ctx, [-1])], {"special_zero": False},
                    outputs=[TensorInfo(value.element_type, (-1,) if value.rank is None else
                                        (int(np.prod(value.shape)) if value.shape is not None
-                                        and all(d >= 0 for d in value.shape) else -1,))])
+                                        and all(d >= 0 for d in value.shape) else -1,))])[0]
 
 
 def reshape(ctx: NodeContext, value: Value, shape: Sequence[int] | Value,
             special_zero: bool = False) -> Value:
     """``Reshape-1`` to a constant shape list or a shape tensor."""
     if isinstance(shape, Value):
-        return ctx.op1("Reshape", "opset1", [value, shape], {"special_zero": special_zero})
+        return ctx.op("Reshape", "opset1", [value, shape], {"special_zero": special_zero})[0]
     dims = [int(d) for d in shape]
     out = _reshape_dims(value.shape, dims, special_zero)
-    return ctx.op1("Reshape", "opset1", [value, i64(ctx, dims)], {"special_zero": special_zero},
-                   outputs=[TensorInfo(value.element_type, out)])
+    return ctx.op("Reshape", "opset1", [value, i64(ctx, dims)], {"special_zero": special_zero},
+                   outputs=[TensorInfo(value.element_type, out)])[0]
 
 
 def _reshape_dims(src: tuple[int, ...] | None, dims: list[int],
@@ -243,15 +191,15 @@ def concat_1d(ctx: NodeContext, parts: Sequence[Value]) -> Value:
         return parts[0]
     sizes = [p.shape[0] if p.shape is not None and p.rank == 1 else -1 for p in parts]
     total = sum(sizes) if all(s >= 0 for s in sizes) else -1
-    return ctx.op1("Concat", "opset1", list(parts), {"axis": 0},
-                   outputs=[TensorInfo(parts[0].element_type, (total,))])
+    return ctx.op("Concat", "opset1", list(parts), {"axis": 0},
+                   outputs=[TensorInfo(parts[0].element_type, (total,))])[0]
 
 
 def binary(ctx: NodeContext, type: str, a: Value, b: Value, version: str = "opset1",
            **attrs: Any) -> Value:
     """An element-wise binary op with numpy broadcasting (intermediate value)."""
     attrs.setdefault("auto_broadcast", "numpy")
-    return ctx.op1(type, version, [a, b], attrs)
+    return ctx.op(type, version, [a, b], attrs)[0]
 
 
 def legacy_broadcast(ctx: NodeContext, a: Value, b: Value) -> Value:
@@ -296,24 +244,24 @@ def flatten_2d(ctx: NodeContext, value: Value, axis: int) -> Value:
 def _flatten_at(ctx: NodeContext, value: Value, axis: int) -> Value:
     """``flatten_2d`` from the run-time shape: its first ``axis`` dims multiplied."""
     dims = shape_of(ctx, value)
-    head = ctx.op1("Slice", "opset8", [dims, i64(ctx, [0]), i64(ctx, [axis]), i64(ctx, [1]),
-                                       i64(ctx, [0])], outputs=[TensorInfo(I64, (axis,))])
-    first = ctx.op1("ReduceProd", "opset1", [head, i64(ctx, [0])], {"keep_dims": True},
-                    outputs=[TensorInfo(I64, (1,))])
+    head = ctx.op("Slice", "opset8", [dims, i64(ctx, [0]), i64(ctx, [axis]), i64(ctx, [1]),
+                                       i64(ctx, [0])], outputs=[TensorInfo(I64, (axis,))])[0]
+    first = ctx.op("ReduceProd", "opset1", [head, i64(ctx, [0])], {"keep_dims": True},
+                    outputs=[TensorInfo(I64, (1,))])[0]
     target = concat_1d(ctx, [first, i64(ctx, [-1])])
     out_shape = (-1, -1)
-    return ctx.op1("Reshape", "opset1", [value, target], {"special_zero": False},
-                   outputs=[TensorInfo(value.element_type, out_shape)])
+    return ctx.op("Reshape", "opset1", [value, target], {"special_zero": False},
+                   outputs=[TensorInfo(value.element_type, out_shape)])[0]
 
 
 def all_axes(ctx: NodeContext, value: Value) -> Value:
     """A 1-D i64 tensor of every axis of ``value`` (a Const when the rank is known)."""
     if value.rank is not None:
         return i64(ctx, list(range(value.rank)))
-    rank = ctx.op1("ShapeOf", "opset3", [shape_of(ctx, value)], {"output_type": "i64"},
-                   outputs=[TensorInfo(I64, (1,))])
-    return ctx.op1("Range", "opset4", [i64(ctx, 0), to_scalar(ctx, rank), i64(ctx, 1)],
-                   {"output_type": "i64"}, outputs=[TensorInfo(I64, (-1,))])
+    rank = ctx.op("ShapeOf", "opset3", [shape_of(ctx, value)], {"output_type": "i64"},
+                   outputs=[TensorInfo(I64, (1,))])[0]
+    return ctx.op("Range", "opset4", [i64(ctx, 0), to_scalar(ctx, rank), i64(ctx, 1)],
+                   {"output_type": "i64"}, outputs=[TensorInfo(I64, (-1,))])[0]
 
 
 # -- static ranks under run-time axes ------------------------------------------------------
@@ -324,14 +272,14 @@ def _axis_mask(ctx: NodeContext, axes: Value, rank: int) -> Value:
     """i64 [rank]: 1 at each (possibly negative) axis in ``axes``, 0 elsewhere."""
     axes = convert(ctx, axes, I64)
     count = axes.shape[0] if axes.shape is not None and axes.rank == 1 else -1
-    norm = ctx.op1("FloorMod", "opset1", [axes, i64(ctx, rank)], {"auto_broadcast": "numpy"},
-                   outputs=[TensorInfo(I64, (count,))])
-    ones = ctx.op1("Broadcast", "opset3", [i64(ctx, 1), shape_of(ctx, norm)], {"mode": "numpy"},
-                   outputs=[TensorInfo(I64, (count,))])
-    return ctx.op1("ScatterElementsUpdate", "opset12",
+    norm = ctx.op("FloorMod", "opset1", [axes, i64(ctx, rank)], {"auto_broadcast": "numpy"},
+                   outputs=[TensorInfo(I64, (count,))])[0]
+    ones = ctx.op("Broadcast", "opset3", [i64(ctx, 1), shape_of(ctx, norm)], {"mode": "numpy"},
+                   outputs=[TensorInfo(I64, (count,))])[0]
+    return ctx.op("ScatterElementsUpdate", "opset12",
                    [i64(ctx, [0] * rank), norm, ones, i64(ctx, 0)],
                    {"reduction": "none", "use_init_val": True},
-                   outputs=[TensorInfo(I64, (rank,))])
+                   outputs=[TensorInfo(I64, (rank,))])[0]
 
 
 def _positions(ctx: NodeContext, flags: Value, count: int) -> Value:
@@ -349,13 +297,13 @@ def drop_axes(ctx: NodeContext, value: Value, axes: Value, count: int) -> Value:
     out_rank = rank - count
     if out_rank == 0:
         return reshape(ctx, value, [])
-    keep = ctx.op1("Subtract", "opset1", [i64(ctx, 1), _axis_mask(ctx, axes, rank)],
-                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (rank,))])
-    dims = ctx.op1("Gather", "opset8", [shape_of(ctx, value), _positions(ctx, keep, out_rank),
+    keep = ctx.op("Subtract", "opset1", [i64(ctx, 1), _axis_mask(ctx, axes, rank)],
+                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (rank,))])[0]
+    dims = ctx.op("Gather", "opset8", [shape_of(ctx, value), _positions(ctx, keep, out_rank),
                                         i64(ctx, 0)], {"batch_dims": 0},
-                   outputs=[TensorInfo(I64, (out_rank,))])
-    return ctx.op1("Reshape", "opset1", [value, dims], {"special_zero": False},
-                   outputs=[TensorInfo(value.element_type, (-1,) * out_rank)])
+                   outputs=[TensorInfo(I64, (out_rank,))])[0]
+    return ctx.op("Reshape", "opset1", [value, dims], {"special_zero": False},
+                   outputs=[TensorInfo(value.element_type, (-1,) * out_rank)])[0]
 
 
 def insert_axes(ctx: NodeContext, value: Value, axes: Value, count: int) -> Value:
@@ -364,14 +312,14 @@ def insert_axes(ctx: NodeContext, value: Value, axes: Value, count: int) -> Valu
     out_rank = rank + count
     if rank == 0:
         return reshape(ctx, value, [1] * out_rank)
-    keep = ctx.op1("Subtract", "opset1", [i64(ctx, 1), _axis_mask(ctx, axes, out_rank)],
-                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (out_rank,))])
-    dims = ctx.op1("ScatterElementsUpdate", "opset12",
+    keep = ctx.op("Subtract", "opset1", [i64(ctx, 1), _axis_mask(ctx, axes, out_rank)],
+                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (out_rank,))])[0]
+    dims = ctx.op("ScatterElementsUpdate", "opset12",
                    [i64(ctx, [1] * out_rank), _positions(ctx, keep, rank), shape_of(ctx, value),
                     i64(ctx, 0)], {"reduction": "none", "use_init_val": True},
-                   outputs=[TensorInfo(I64, (out_rank,))])
-    return ctx.op1("Reshape", "opset1", [value, dims], {"special_zero": False},
-                   outputs=[TensorInfo(value.element_type, (-1,) * out_rank)])
+                   outputs=[TensorInfo(I64, (out_rank,))])[0]
+    return ctx.op("Reshape", "opset1", [value, dims], {"special_zero": False},
+                   outputs=[TensorInfo(value.element_type, (-1,) * out_rank)])[0]
 
 
 def static_count(value: Value | None) -> int | None:

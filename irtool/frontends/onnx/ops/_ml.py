@@ -65,7 +65,7 @@ def width(ctx: NodeContext, x: Value) -> int:
 def unary(ctx: NodeContext, type: str, x: Value, version: str = "opset1") -> Value:
     """A one-input op whose output has ``x``'s type, or (IsNaN) its shape in boolean."""
     et = BOOL if type == "IsNaN" else x.element_type
-    return ctx.op1(type, version, [x], outputs=[TensorInfo(et, x.shape)])
+    return ctx.op(type, version, [x], outputs=[TensorInfo(et, x.shape)])[0]
 
 
 def const_like(ctx: NodeContext, value: Any, like: Value) -> Value:
@@ -74,17 +74,17 @@ def const_like(ctx: NodeContext, value: Any, like: Value) -> Value:
 
 
 def select(ctx: NodeContext, cond: Value, a: Value, b: Value) -> Value:
-    return ctx.op1("Select", "opset1", [cond, a, b], {"auto_broadcast": "numpy"})
+    return ctx.op("Select", "opset1", [cond, a, b], {"auto_broadcast": "numpy"})[0]
 
 
 def reduce(ctx: NodeContext, type: str, x: Value, axis: int, keep: bool) -> Value:
-    return ctx.op1(type, "opset1", [x, i64(ctx, [axis])], {"keep_dims": keep})
+    return ctx.op(type, "opset1", [x, i64(ctx, [axis])], {"keep_dims": keep})[0]
 
 
 def concat(ctx: NodeContext, parts: list[Value], axis: int) -> Value:
     if len(parts) == 1:
         return parts[0]
-    return ctx.op1("Concat", "opset1", parts, {"axis": axis})
+    return ctx.op("Concat", "opset1", parts, {"axis": axis})[0]
 
 
 # -- transforms -------------------------------------------------------------------------
@@ -109,7 +109,7 @@ def probit(ctx: NodeContext, s: Value) -> Value:
 
 
 def softmax(ctx: NodeContext, s: Value) -> Value:
-    return ctx.op1("Softmax", "opset8", [s], {"axis": -1}, outputs=[s.info])
+    return ctx.op("Softmax", "opset8", [s], {"axis": -1}, outputs=[s.info])[0]
 
 
 def softmax_zero(ctx: NodeContext, s: Value) -> Value:
@@ -195,7 +195,7 @@ def label_const(ctx: NodeContext, labels: list[Any] | np.ndarray) -> Value:
 
 def take(ctx: NodeContext, table: Value, index: Value) -> Value:
     """``table[index]`` along axis 0."""
-    return ctx.op1("Gather", "opset8", [table, index, i64(ctx, 0)], {"batch_dims": 0})
+    return ctx.op("Gather", "opset8", [table, index, i64(ctx, 0)], {"batch_dims": 0})[0]
 
 
 def class_labels(ctx: NodeContext) -> list[Any]:

@@ -11,7 +11,6 @@ from ._common import (
     const_of,
     convert,
     dim_of,
-    emit1,
     flatten_2d,
     i64,
     norm_axis,
@@ -25,7 +24,8 @@ from ._common import (
 @onnx_op("Elu", 1, 6, 22)
 def elu(ctx: NodeContext) -> list[Value | None]:
     alpha = float(ctx.attr("alpha", 1.0))
-    return [emit1(ctx, "Elu", "opset1", [ctx.required_input(0)], {"alpha": alpha})]
+    return [ctx.op("Elu", "opset1", [ctx.required_input(0)], {"alpha": alpha},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Selu", 1, 6, 22)
@@ -33,7 +33,7 @@ def selu(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     alpha = const_of(ctx, [ctx.attr("alpha", 1.67326319217681884765625)], x)
     gamma = const_of(ctx, [ctx.attr("gamma", 1.05070102214813232421875)], x)
-    return [emit1(ctx, "Selu", "opset1", [x, alpha, gamma])]
+    return [ctx.op("Selu", "opset1", [x, alpha, gamma], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("HardSigmoid", 1, 6, 22)
@@ -41,14 +41,14 @@ def hard_sigmoid(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     alpha = const_of(ctx, ctx.attr("alpha", 0.2), x)
     beta = const_of(ctx, ctx.attr("beta", 0.5), x)
-    return [emit1(ctx, "HardSigmoid", "opset1", [x, alpha, beta])]
+    return [ctx.op("HardSigmoid", "opset1", [x, alpha, beta], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("LeakyRelu", 1, 6, 16)
 def leaky_relu(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     slope = const_of(ctx, [ctx.attr("alpha", 0.01)], x)
-    return [emit1(ctx, "PReLU", "opset1", [x, slope])]
+    return [ctx.op("PReLU", "opset1", [x, slope], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("PRelu", 1, 6, 7, 9, 16)
@@ -60,15 +60,15 @@ def prelu(ctx: NodeContext) -> list[Value | None]:
         size = slope.shape[0] if slope.shape else -1
         if slope.rank > 1 or size != 1:
             slope = unsqueeze(ctx, slope, list(range(x.rank - slope.rank)))
-    return [emit1(ctx, "PReLU", "opset1", [x, slope])]
+    return [ctx.op("PReLU", "opset1", [x, slope], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("ThresholdedRelu", 10, 22)
 def thresholded_relu(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     mask = binary(ctx, "Greater", x, const_of(ctx, ctx.attr("alpha", 1.0), x))
-    return [emit1(ctx, "Multiply", "opset1", [x, convert(ctx, mask, x.element_type)],
-                  {"auto_broadcast": "numpy"})]
+    return [ctx.op("Multiply", "opset1", [x, convert(ctx, mask, x.element_type)],
+                  {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Gelu", 20)
@@ -77,7 +77,8 @@ def gelu(ctx: NodeContext) -> list[Value | None]:
     if approximate not in ("none", "tanh"):
         raise ctx.error(f"approximate must be none or tanh, not {approximate!r}")
     mode = "erf" if approximate == "none" else "tanh"
-    return [emit1(ctx, "Gelu", "opset7", [ctx.required_input(0)], {"approximation_mode": mode})]
+    return [ctx.op("Gelu", "opset7", [ctx.required_input(0)], {"approximation_mode": mode},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Celu", 12, 28)
@@ -87,10 +88,11 @@ def celu(ctx: NodeContext) -> list[Value | None]:
     alpha = const_of(ctx, ctx.attr("alpha", 1.0), x)
     zero = const_of(ctx, 0, x)
     scaled = binary(ctx, "Divide", x, alpha)
-    expm1 = binary(ctx, "Subtract", ctx.op1("Exp", "opset1", [scaled]), const_of(ctx, 1, x))
+    expm1 = binary(ctx, "Subtract", ctx.op("Exp", "opset1", [scaled])[0], const_of(ctx, 1, x))
     neg = binary(ctx, "Minimum", zero, binary(ctx, "Multiply", alpha, expm1))
     pos = binary(ctx, "Maximum", zero, x)
-    return [emit1(ctx, "Add", "opset1", [pos, neg], {"auto_broadcast": "numpy"})]
+    return [ctx.op("Add", "opset1", [pos, neg], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Shrink", 9)
@@ -101,18 +103,18 @@ def shrink(ctx: NodeContext) -> list[Value | None]:
     zero = const_of(ctx, 0, x)
     below = binary(ctx, "Less", x, const_of(ctx, -lambd, x))
     above = binary(ctx, "Greater", x, const_of(ctx, lambd, x))
-    up = ctx.op1("Select", "opset1", [below, binary(ctx, "Add", x, const_of(ctx, bias, x)),
-                                      zero], {"auto_broadcast": "numpy"})
-    return [emit1(ctx, "Select", "opset1",
+    up = ctx.op("Select", "opset1", [below, binary(ctx, "Add", x, const_of(ctx, bias, x)),
+                                      zero], {"auto_broadcast": "numpy"})[0]
+    return [ctx.op("Select", "opset1",
                   [above, binary(ctx, "Subtract", x, const_of(ctx, bias, x)), up],
-                  {"auto_broadcast": "numpy"})]
+                  {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Swish", 24)
 def swish(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     beta = const_of(ctx, ctx.attr("alpha", 1.0), x)
-    return [emit1(ctx, "Swish", "opset4", [x, beta])]
+    return [ctx.op("Swish", "opset4", [x, beta], refine=ctx.onnx_types(0))[0]]
 
 
 # -- softmax family ----------------------------------------------------------------------
@@ -120,20 +122,21 @@ def _softmax(ctx: NodeContext, ir_type: str, version: str, legacy: bool) -> Valu
     x = ctx.required_input(0)
     if not legacy:
         axis = axis_of(ctx, int(ctx.attr("axis", -1)), x)
-        return emit1(ctx, ir_type, version, [x], {"axis": axis})
+        return ctx.op(ir_type, version, [x], {"axis": axis}, refine=ctx.onnx_types(0))[0]
     rank = rank_of(ctx, x)
     # Before opset 13 the input is coerced to 2-D at ``axis`` and the op runs on dim 1.
     axis = norm_axis(ctx, int(ctx.attr("axis", 1)), rank) if rank else 0
     if axis == rank - 1:
-        return emit1(ctx, ir_type, version, [x], {"axis": axis})
-    out = ctx.op1(ir_type, version, [flatten_2d(ctx, x, axis)], {"axis": 1})
+        return ctx.op(ir_type, version, [x], {"axis": axis}, refine=ctx.onnx_types(0))[0]
+    out = ctx.op(ir_type, version, [flatten_2d(ctx, x, axis)], {"axis": 1})[0]
     return _restore_shape(ctx, out, x)
 
 
 def _restore_shape(ctx: NodeContext, value: Value, like: Value) -> Value:
     """``value`` reshaped back to the shape of ``like`` (the node's final op)."""
     target = i64(ctx, list(like.shape)) if like.info.is_static else shape_of(ctx, like)
-    return emit1(ctx, "Reshape", "opset1", [value, target], {"special_zero": False})
+    return ctx.op("Reshape", "opset1", [value, target], {"special_zero": False},
+                  refine=ctx.onnx_types(0))[0]
 
 
 onnx_op("Softmax", 1, 11)(lambda ctx: [_softmax(ctx, "SoftMax", "opset8", True)])
@@ -159,8 +162,9 @@ def _hardmax(ctx: NodeContext, legacy: bool) -> Value:
     on, off = const_of(ctx, 1, x), const_of(ctx, 0, x)
     attrs = {"axis": axis}
     if data is x:
-        return emit1(ctx, "OneHot", "opset1", [index, depth, on, off], attrs)
-    return _restore_shape(ctx, ctx.op1("OneHot", "opset1", [index, depth, on, off], attrs), x)
+        return ctx.op("OneHot", "opset1", [index, depth, on, off], attrs,
+                      refine=ctx.onnx_types(0))[0]
+    return _restore_shape(ctx, ctx.op("OneHot", "opset1", [index, depth, on, off], attrs)[0], x)
 
 
 onnx_op("Hardmax", 1, 11)(lambda ctx: [_hardmax(ctx, True)])

@@ -9,14 +9,7 @@ import numpy as np
 import onnx
 
 from ..context import NodeContext, Value, onnx_op
-from ._common import (
-    binary,
-    const_of,
-    convert,
-    emit1,
-    legacy_broadcast,
-    onnx_type,
-)
+from ._common import binary, const_of, convert, legacy_broadcast, onnx_type
 
 Translator = Callable[[NodeContext], list[Value | None]]
 
@@ -28,7 +21,8 @@ def _binary(ir_type: str, version: str = "opset1") -> Translator:
     def translate(ctx: NodeContext) -> list[Value | None]:
         a, b = ctx.required_input(0), ctx.required_input(1)
         b = legacy_broadcast(ctx, a, b)
-        return [emit1(ctx, ir_type, version, [a, b], {"auto_broadcast": "numpy"})]
+        return [ctx.op(ir_type, version, [a, b], {"auto_broadcast": "numpy"},
+                       refine=ctx.onnx_types(0))[0]]
 
     return translate
 
@@ -55,8 +49,9 @@ def div(ctx: NodeContext) -> list[Value | None]:
     b = legacy_broadcast(ctx, a, b)
     # ONNX integer division truncates toward zero; OpenVINO's default ("python") floors.
     python_div = not a.element_type.is_integral
-    return [emit1(ctx, "Divide", "opset1", [a, b],
-                  {"auto_broadcast": "numpy", "m_pythondiv": python_div})]
+    return [ctx.op("Divide", "opset1", [a, b],
+                  {"auto_broadcast": "numpy", "m_pythondiv": python_div},
+                  refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Pow", 1, 7, 12, 13, 15)
@@ -65,7 +60,8 @@ def pow_(ctx: NodeContext) -> list[Value | None]:
     exponent = legacy_broadcast(ctx, base, exponent)
     # ONNX allows an exponent of another type; the result has the base's type.
     exponent = convert(ctx, exponent, base.element_type)
-    return [emit1(ctx, "Power", "opset1", [base, exponent], {"auto_broadcast": "numpy"})]
+    return [ctx.op("Power", "opset1", [base, exponent], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Mod", 10, 13, 28)
@@ -73,7 +69,8 @@ def mod(ctx: NodeContext) -> list[Value | None]:
     a, b = ctx.required_input(0), ctx.required_input(1)
     # fmod=1: the sign of the dividend (C fmod) = Mod; fmod=0: of the divisor = FloorMod.
     ir_type = "Mod" if int(ctx.attr("fmod", 0)) else "FloorMod"
-    return [emit1(ctx, ir_type, "opset1", [a, b], {"auto_broadcast": "numpy"})]
+    return [ctx.op(ir_type, "opset1", [a, b], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("BitShift", 11, 28)
@@ -90,28 +87,31 @@ def bit_shift(ctx: NodeContext) -> list[Value | None]:
     if y.element_type.is_signed:
         valid = binary(ctx, "LogicalAnd", valid,
                        binary(ctx, "GreaterEqual", y, const_of(ctx, 0, y)))
-    amount = ctx.op1("Select", "opset1", [valid, y, const_of(ctx, 0, y)],
-                     {"auto_broadcast": "numpy"})
+    amount = ctx.op("Select", "opset1", [valid, y, const_of(ctx, 0, y)],
+                     {"auto_broadcast": "numpy"})[0]
     op = "BitwiseLeftShift" if direction == "LEFT" else "BitwiseRightShift"
     shifted = binary(ctx, op, x, amount, version="opset15")
     fill = const_of(ctx, 0, x)
     if direction == "RIGHT" and x.element_type.is_signed:
         negative = binary(ctx, "Less", x, const_of(ctx, 0, x))
-        fill = ctx.op1("Select", "opset1", [negative, const_of(ctx, -1, x), fill],
-                       {"auto_broadcast": "numpy"})
-    return [emit1(ctx, "Select", "opset1", [valid, shifted, fill], {"auto_broadcast": "numpy"})]
+        fill = ctx.op("Select", "opset1", [negative, const_of(ctx, -1, x), fill],
+                       {"auto_broadcast": "numpy"})[0]
+    return [ctx.op("Select", "opset1", [valid, shifted, fill], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Where", 9, 16)
 def where(ctx: NodeContext) -> list[Value | None]:
     cond, a, b = (ctx.required_input(i) for i in range(3))
-    return [emit1(ctx, "Select", "opset1", [cond, a, b], {"auto_broadcast": "numpy"})]
+    return [ctx.op("Select", "opset1", [cond, a, b], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 # -- unary ops ---------------------------------------------------------------------------
 def _unary(ir_type: str, version: str = "opset1", **attrs: object) -> Translator:
     def translate(ctx: NodeContext) -> list[Value | None]:
-        return [emit1(ctx, ir_type, version, [ctx.required_input(0)], dict(attrs) or None)]
+        return [ctx.op(ir_type, version, [ctx.required_input(0)], dict(attrs) or None,
+                       refine=ctx.onnx_types(0))[0]]
 
     return translate
 
@@ -158,19 +158,19 @@ onnx_op("Round", 11, 22)(_unary("Round", "opset5", mode="half_to_even"))
 def is_inf(ctx: NodeContext) -> list[Value | None]:
     attrs = {"detect_negative": bool(ctx.attr("detect_negative", 1)),
              "detect_positive": bool(ctx.attr("detect_positive", 1))}
-    return [emit1(ctx, "IsInf", "opset10", [ctx.required_input(0)], attrs)]
+    return [ctx.op("IsInf", "opset10", [ctx.required_input(0)], attrs, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Reciprocal", 1, 6, 13)
 def reciprocal(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
-    return [emit1(ctx, "Divide", "opset1", [const_of(ctx, 1, x), x],
-                  {"auto_broadcast": "numpy", "m_pythondiv": True})]
+    return [ctx.op("Divide", "opset1", [const_of(ctx, 1, x), x],
+                  {"auto_broadcast": "numpy", "m_pythondiv": True}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Identity", 1, 13, 14, 16, 19, 21, 23, 24, 25)
 def identity(ctx: NodeContext) -> list[Value | None]:
-    return [emit1(ctx, "Identity", "opset16", [ctx.required_input(0)])]
+    return [ctx.op("Identity", "opset16", [ctx.required_input(0)], refine=ctx.onnx_types(0))[0]]
 
 
 # -- casts -----------------------------------------------------------------------------
@@ -188,7 +188,8 @@ def cast(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     if et.kind == "string" or x.element_type.kind == "string":
         raise ctx.error("casts from or to strings are not supported")
-    return [emit1(ctx, "Convert", "opset1", [x], {"destination_type": et.name})]
+    return [ctx.op("Convert", "opset1", [x], {"destination_type": et.name},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("CastLike", 15, 19, 21, 23, 24, 25)
@@ -196,7 +197,8 @@ def cast_like(ctx: NodeContext) -> list[Value | None]:
     x, like = ctx.required_input(0), ctx.required_input(1)
     if like.element_type.kind == "string" or x.element_type.kind == "string":
         raise ctx.error("casts from or to strings are not supported")
-    return [emit1(ctx, "Convert", "opset1", [x], {"destination_type": like.element_type.name})]
+    return [ctx.op("Convert", "opset1", [x], {"destination_type": like.element_type.name},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 # -- variadic ops --------------------------------------------------------------------------
@@ -205,11 +207,12 @@ def _fold(ctx: NodeContext, ir_type: str) -> Value:
     if not values:
         raise ctx.error("needs at least one input")
     if len(values) == 1:
-        return emit1(ctx, "Identity", "opset16", values)
+        return ctx.op("Identity", "opset16", values, refine=ctx.onnx_types(0))[0]
     acc = values[0]
     for i, v in enumerate(values[1:], start=2):
         if i == len(values):
-            return emit1(ctx, ir_type, "opset1", [acc, v], {"auto_broadcast": "numpy"})
+            return ctx.op(ir_type, "opset1", [acc, v], {"auto_broadcast": "numpy"},
+                          refine=ctx.onnx_types(0))[0]
         acc = binary(ctx, ir_type, acc, v)
     return acc
 
@@ -228,8 +231,8 @@ def mean(ctx: NodeContext) -> list[Value | None]:
     for v in values[1:]:
         acc = binary(ctx, "Add", acc, v)
     count = const_of(ctx, len(values), acc)
-    return [emit1(ctx, "Divide", "opset1", [acc, count],
-                  {"auto_broadcast": "numpy", "m_pythondiv": True})]
+    return [ctx.op("Divide", "opset1", [acc, count],
+                  {"auto_broadcast": "numpy", "m_pythondiv": True}, refine=ctx.onnx_types(0))[0]]
 
 
 # -- Clip ------------------------------------------------------------------------------
@@ -249,9 +252,11 @@ def clip_inputs(ctx: NodeContext) -> list[Value | None]:
 
 def _clip(ctx: NodeContext, x: Value, lo: Value | None, hi: Value | None) -> Value:
     if lo is None and hi is None:
-        return emit1(ctx, "Identity", "opset16", [x])
+        return ctx.op("Identity", "opset16", [x], refine=ctx.onnx_types(0))[0]
     if lo is not None and hi is None:
-        return emit1(ctx, "Maximum", "opset1", [x, lo], {"auto_broadcast": "numpy"})
+        return ctx.op("Maximum", "opset1", [x, lo], {"auto_broadcast": "numpy"},
+                      refine=ctx.onnx_types(0))[0]
     if lo is not None:
         x = binary(ctx, "Maximum", x, lo)
-    return emit1(ctx, "Minimum", "opset1", [x, hi], {"auto_broadcast": "numpy"})
+    return ctx.op("Minimum", "opset1", [x, hi], {"auto_broadcast": "numpy"},
+                  refine=ctx.onnx_types(0))[0]

@@ -15,8 +15,6 @@ from ._common import (
     const_of,
     convert,
     dim_of,
-    emit,
-    emit1,
     i64,
     norm_axis,
     onnx_type,
@@ -33,7 +31,8 @@ from ._common import (
 def gather(ctx: NodeContext) -> list[Value | None]:
     data, indices = ctx.required_input(0), ctx.required_input(1)
     axis = axis_of(ctx, int(ctx.attr("axis", 0)), data)
-    return [emit1(ctx, "Gather", "opset8", [data, indices, i64(ctx, axis)], {"batch_dims": 0})]
+    return [ctx.op("Gather", "opset8", [data, indices, i64(ctx, axis)], {"batch_dims": 0},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 def _known_non_negative(ctx: NodeContext, indices: Value) -> bool:
@@ -47,8 +46,8 @@ def _non_negative(ctx: NodeContext, indices: Value, data: Value, axis: int) -> V
         return indices
     dim = convert(ctx, dim_of(ctx, data, axis, keep_1d=False), indices.element_type)
     negative = binary(ctx, "Less", indices, const_of(ctx, 0, indices))
-    return ctx.op1("Select", "opset1", [negative, binary(ctx, "Add", indices, dim), indices],
-                   {"auto_broadcast": "numpy"}, outputs=[indices.info])
+    return ctx.op("Select", "opset1", [negative, binary(ctx, "Add", indices, dim), indices],
+                   {"auto_broadcast": "numpy"}, outputs=[indices.info])[0]
 
 
 @onnx_op("GatherElements", 11, 13)
@@ -59,14 +58,15 @@ def gather_elements(ctx: NodeContext) -> list[Value | None]:
     axis = axis_of(ctx, axis, data) if axis >= 0 or _known_non_negative(ctx, indices) else \
         norm_axis(ctx, axis, rank_of(ctx, data))
     indices = _non_negative(ctx, indices, data, axis)
-    return [emit1(ctx, "GatherElements", "opset6", [data, indices], {"axis": axis})]
+    return [ctx.op("GatherElements", "opset6", [data, indices], {"axis": axis},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("GatherND", 11, 12, 13)
 def gather_nd(ctx: NodeContext) -> list[Value | None]:
     data, indices = ctx.required_input(0), ctx.required_input(1)
-    return [emit1(ctx, "GatherND", "opset8", [data, indices],
-                  {"batch_dims": int(ctx.attr("batch_dims", 0))})]
+    return [ctx.op("GatherND", "opset8", [data, indices],
+                  {"batch_dims": int(ctx.attr("batch_dims", 0))}, refine=ctx.onnx_types(0))[0]]
 
 
 _REDUCTIONS = {"none": "none", "add": "sum", "mul": "prod", "max": "max", "min": "min"}
@@ -84,21 +84,23 @@ def _reduction(ctx: NodeContext) -> str:
 def scatter_elements(ctx: NodeContext) -> list[Value | None]:
     data, indices, updates = (ctx.required_input(i) for i in range(3))
     axis = axis_of(ctx, int(ctx.attr("axis", 0)), data)
-    return [emit1(ctx, "ScatterElementsUpdate", "opset12", [data, indices, updates,
+    return [ctx.op("ScatterElementsUpdate", "opset12", [data, indices, updates,
                                                             i64(ctx, axis)],
-                  {"reduction": _reduction(ctx), "use_init_val": True})]
+                  {"reduction": _reduction(ctx), "use_init_val": True},
+                  refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("ScatterND", 11, 13, 16, 18)
 def scatter_nd(ctx: NodeContext) -> list[Value | None]:
     data, indices, updates = (ctx.required_input(i) for i in range(3))
-    return [emit1(ctx, "ScatterNDUpdate", "opset15", [data, indices, updates],
-                  {"reduction": _reduction(ctx)})]
+    return [ctx.op("ScatterNDUpdate", "opset15", [data, indices, updates],
+                  {"reduction": _reduction(ctx)}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("NonZero", 9, 13)
 def non_zero(ctx: NodeContext) -> list[Value | None]:
-    return [emit1(ctx, "NonZero", "opset3", [ctx.required_input(0)], {"output_type": I64})]
+    return [ctx.op("NonZero", "opset3", [ctx.required_input(0)], {"output_type": I64},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("OneHot", 9, 11, 28)
@@ -119,8 +121,9 @@ def one_hot(ctx: NodeContext) -> list[Value | None]:
     if indices.rank is not None:
         axis = norm_axis(ctx, axis, indices.rank + 1)
     # ONNX counts negative indices from the end (index + depth).
-    return [emit1(ctx, "OneHot", "opset16", [indices, depth, on, off],
-                  {"axis": axis, "negative_indices_mode": "normalize"})]
+    return [ctx.op("OneHot", "opset16", [indices, depth, on, off],
+                  {"axis": axis, "negative_indices_mode": "normalize"},
+                  refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Trilu", 14)
@@ -138,33 +141,35 @@ def trilu(ctx: NodeContext) -> list[Value | None]:
         k = int(np.asarray(k_const).ravel()[0])
         ones = np.ones((rows_n, cols_n), dtype=bool)
         mask = np.triu(ones, k) if upper else np.tril(ones, k)
-        return [emit1(ctx, "Select", "opset1", [ctx.const(mask), x, zero],
-                      {"auto_broadcast": "numpy"})]
+        return [ctx.op("Select", "opset1", [ctx.const(mask), x, zero],
+                      {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
     # Row index r and column index c: keep c - r >= k (upper) or c - r <= k (lower).
-    rows = ctx.op1("Range", "opset4", [i64(ctx, 0), dim_of(ctx, x, rank - 2, keep_1d=False),
+    rows = ctx.op("Range", "opset4", [i64(ctx, 0), dim_of(ctx, x, rank - 2, keep_1d=False),
                                        i64(ctx, 1)], {"output_type": I64},
-                   outputs=[TensorInfo(I64, (rows_n,))])
-    cols = ctx.op1("Range", "opset4", [i64(ctx, 0), dim_of(ctx, x, rank - 1, keep_1d=False),
+                   outputs=[TensorInfo(I64, (rows_n,))])[0]
+    cols = ctx.op("Range", "opset4", [i64(ctx, 0), dim_of(ctx, x, rank - 1, keep_1d=False),
                                        i64(ctx, 1)], {"output_type": I64},
-                   outputs=[TensorInfo(I64, (cols_n,))])
+                   outputs=[TensorInfo(I64, (cols_n,))])[0]
     shifted = unsqueeze(ctx, rows, [1])
     if k_value is not None:
         shifted = binary(ctx, "Add", shifted, to_scalar(ctx, convert(ctx, k_value, I64)))
     mask = binary(ctx, "GreaterEqual" if upper else "LessEqual", cols, shifted)
-    return [emit1(ctx, "Select", "opset1", [mask, x, zero], {"auto_broadcast": "numpy"})]
+    return [ctx.op("Select", "opset1", [mask, x, zero], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Compress", 9, 11, 28)
 def compress(ctx: NodeContext) -> list[Value | None]:
     x, condition = ctx.required_input(0), ctx.required_input(1)
-    positions = ctx.op1("NonZero", "opset3", [condition], {"output_type": I64},
-                        outputs=[TensorInfo(I64, (1, -1))])
+    positions = ctx.op("NonZero", "opset3", [condition], {"output_type": I64},
+                        outputs=[TensorInfo(I64, (1, -1))])[0]
     positions = squeeze(ctx, positions, [0])
     if ctx.has_attr("axis"):
         axis = norm_axis(ctx, int(ctx.attr("axis")), rank_of(ctx, x))
     else:
         x, axis = reshape(ctx, x, [-1]), 0
-    return [emit1(ctx, "Gather", "opset8", [x, positions, i64(ctx, axis)], {"batch_dims": 0})]
+    return [ctx.op("Gather", "opset8", [x, positions, i64(ctx, axis)], {"batch_dims": 0},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Unique", 11, 28)
@@ -176,8 +181,8 @@ def unique(ctx: NodeContext) -> list[Value | None]:
     attrs = {"sorted": ctx.flag("sorted", 1), "index_element_type": I64,
              "count_element_type": I64}
     n = len(ctx.node.output)
-    outs = emit(ctx, "Unique", "opset10", inputs, attrs,
-                onnx_outputs=[i if i < n else None for i in range(4)])
+    outs = ctx.op("Unique", "opset10", inputs, attrs,
+                  refine=ctx.onnx_types(*[i if i < n else None for i in range(4)]))
     return list(outs[:n])
 
 
@@ -187,7 +192,8 @@ def reverse_sequence(ctx: NodeContext) -> list[Value | None]:
     rank = rank_of(ctx, x)
     attrs = {"batch_axis": norm_axis(ctx, int(ctx.attr("batch_axis", 1)), rank),
              "seq_axis": norm_axis(ctx, int(ctx.attr("time_axis", 0)), rank)}
-    return [emit1(ctx, "ReverseSequence", "opset1", [x, convert(ctx, lengths, I64)], attrs)]
+    return [ctx.op("ReverseSequence", "opset1", [x, convert(ctx, lengths, I64)], attrs,
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("EyeLike", 9, 22)
@@ -200,7 +206,8 @@ def eye_like(ctx: NodeContext) -> list[Value | None]:
         return [ctx.const(np.eye(x.shape[0], x.shape[1], k, dtype=et.dtype), et)]
     rows = dim_of(ctx, x, 0, keep_1d=False)
     cols = dim_of(ctx, x, 1, keep_1d=False)
-    return [emit1(ctx, "Eye", "opset9", [rows, cols, i64(ctx, k)], {"output_type": et})]
+    return [ctx.op("Eye", "opset9", [rows, cols, i64(ctx, k)], {"output_type": et},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("TensorScatter", 24)
@@ -216,17 +223,17 @@ def tensor_scatter(ctx: NodeContext) -> list[Value | None]:
     mode = ctx.attr("mode", "linear")
     if mode not in ("linear", "circular"):
         raise ctx.error(f"mode {mode!r} is not supported")
-    steps = ctx.op1("Range", "opset4", [i64(ctx, 0), dim_of(ctx, update, axis, keep_1d=False),
+    steps = ctx.op("Range", "opset4", [i64(ctx, 0), dim_of(ctx, update, axis, keep_1d=False),
                                         i64(ctx, 1)], {"output_type": I64},
-                    outputs=[TensorInfo(I64, (update.shape[axis] if update.shape else -1,))])
+                    outputs=[TensorInfo(I64, (update.shape[axis] if update.shape else -1,))])[0]
     index = unsqueeze(ctx, steps, [a for a in range(rank) if a != axis])
     if where is not None:
         start = unsqueeze(ctx, convert(ctx, where, I64), list(range(1, rank)))
         index = binary(ctx, "Add", index, start)
     if mode == "circular":
         index = binary(ctx, "FloorMod", index, dim_of(ctx, cache, axis, keep_1d=False))
-    index = ctx.op1("Broadcast", "opset3", [index, shape_of(ctx, update)],
-                    {"mode": "bidirectional"}, outputs=[TensorInfo(I64, update.shape)])
-    return [emit1(ctx, "ScatterElementsUpdate", "opset12", [cache, index, update,
+    index = ctx.op("Broadcast", "opset3", [index, shape_of(ctx, update)],
+                    {"mode": "bidirectional"}, outputs=[TensorInfo(I64, update.shape)])[0]
+    return [ctx.op("ScatterElementsUpdate", "opset12", [cache, index, update,
                                                             i64(ctx, axis)],
-                  {"reduction": "none", "use_init_val": True})]
+                  {"reduction": "none", "use_init_val": True}, refine=ctx.onnx_types(0))[0]]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import NodeContext, Value, onnx_op
-from ._common import emit1
 
 
 @onnx_op("OptionalHasElement", 15, 18, 28)
@@ -22,4 +21,4 @@ def optional_get_element(ctx: NodeContext) -> list[Value | None]:
     value = ctx.input(0)
     if value is None:
         raise ctx.error("the optional input is empty")
-    return [emit1(ctx, "Identity", "opset16", [value])]
+    return [ctx.op("Identity", "opset16", [value], refine=ctx.onnx_types(0))[0]]

@@ -101,7 +101,7 @@ def array_feature_extractor(ctx: NodeContext) -> list[Value | None]:
         x = rows(ctx, x)
     flat = reshape(ctx, convert(ctx, indices, I64), [-1])
     axis = rank_of(ctx, x) - 1
-    return [ctx.op1("Gather", "opset8", [x, flat, i64(ctx, axis)], {"batch_dims": 0})]
+    return [ctx.op("Gather", "opset8", [x, flat, i64(ctx, axis)], {"batch_dims": 0})[0]]
 
 
 @onnx_op("FeatureVectorizer", 1, domain=ML)
@@ -115,11 +115,11 @@ def feature_vectorizer(ctx: NodeContext) -> list[Value | None]:
         x = f32_rows(ctx, value)
         have = width(ctx, x)
         if have > dim:  # onnxruntime copies the first ``dim`` features
-            x = ctx.op1("Gather", "opset8", [x, i64(ctx, list(range(dim))), i64(ctx, 1)],
-                        {"batch_dims": 0})
+            x = ctx.op("Gather", "opset8", [x, i64(ctx, list(range(dim))), i64(ctx, 1)],
+                        {"batch_dims": 0})[0]
         elif have < dim:  # and pads with zeros
-            zeros = binary(ctx, "Multiply", ctx.op1("Gather", "opset8", [
-                x, i64(ctx, [0] * (dim - have)), i64(ctx, 1)], {"batch_dims": 0}),
+            zeros = binary(ctx, "Multiply", ctx.op("Gather", "opset8", [
+                x, i64(ctx, [0] * (dim - have)), i64(ctx, 1)], {"batch_dims": 0})[0],
                 ctx.const(np.float32(0), F32))
             x = concat(ctx, [x, zeros], 1)
         parts.append(x)
@@ -230,8 +230,8 @@ def _linear(ctx: NodeContext, x: Value, targets: int) -> Value:
         raise ctx.error(f"{0 if coefficients is None else coefficients.size} coefficients "
                         f"for {targets} targets of {features} features")
     weights = ctx.const(coefficients.reshape(targets, features).T.copy(), F32)
-    scores = ctx.op1("MatMul", "opset1", [x, weights],
-                     {"transpose_a": False, "transpose_b": False})
+    scores = ctx.op("MatMul", "opset1", [x, weights],
+                     {"transpose_a": False, "transpose_b": False})[0]
     intercepts = floats(ctx, "intercepts")
     if intercepts is not None and intercepts.size:
         scores = binary(ctx, "Add", scores, ctx.const(intercepts, F32))

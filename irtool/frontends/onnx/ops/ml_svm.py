@@ -40,12 +40,12 @@ def _kernel(ctx: NodeContext, x: Value, vectors: np.ndarray, kind: str,
     gamma, coef0, degree = [*(float(p) for p in params), 0.0, 0.0, 0.0][:3]
     const = lambda v: ctx.const(np.asarray(v, np.float32), F32)  # noqa: E731
     if kind == "RBF":
-        diff = binary(ctx, "Subtract", ctx.op1("Unsqueeze", "opset1", [x, i64(ctx, [1])]),
+        diff = binary(ctx, "Subtract", ctx.op("Unsqueeze", "opset1", [x, i64(ctx, [1])])[0],
                       const(vectors[None]))
         distance = reduce(ctx, "ReduceSum", binary(ctx, "Multiply", diff, diff), -1, False)
         return unary(ctx, "Exp", binary(ctx, "Multiply", distance, const(-gamma)))
-    dot = ctx.op1("MatMul", "opset1", [x, const(vectors.T.copy())],
-                  {"transpose_a": False, "transpose_b": False})
+    dot = ctx.op("MatMul", "opset1", [x, const(vectors.T.copy())],
+                  {"transpose_a": False, "transpose_b": False})[0]
     if kind == "LINEAR":
         return dot
     scaled = binary(ctx, "Add", binary(ctx, "Multiply", dot, const(gamma)), const(coef0))
@@ -84,16 +84,16 @@ def svm_regressor(ctx: NodeContext) -> list[Value | None]:
         kernels = _kernel(ctx, x, _vectors(ctx, supports, features),
                           text(ctx, "kernel_type", "LINEAR"),
                           _params(ctx))
-        score = ctx.op1("MatMul", "opset1", [kernels, const(coefficients.reshape(-1, 1))],
-                        {"transpose_a": False, "transpose_b": False})
+        score = ctx.op("MatMul", "opset1", [kernels, const(coefficients.reshape(-1, 1))],
+                        {"transpose_a": False, "transpose_b": False})[0]
     else:
-        score = ctx.op1("MatMul", "opset1", [x, const(coefficients.reshape(-1, 1))],
-                        {"transpose_a": False, "transpose_b": False})
+        score = ctx.op("MatMul", "opset1", [x, const(coefficients.reshape(-1, 1))],
+                        {"transpose_a": False, "transpose_b": False})[0]
     score = binary(ctx, "Add", score, const(rho[0]))
     if int(ctx.attr("one_class", 0)):
         above = binary(ctx, "Greater", score, const(0.0))
-        score = ctx.op1("Select", "opset1", [above, const(1.0), const(-1.0)],
-                        {"auto_broadcast": "numpy"})
+        score = ctx.op("Select", "opset1", [above, const(1.0), const(-1.0)],
+                        {"auto_broadcast": "numpy"})[0]
     return [second_class(ctx, score, "none", text(ctx, "post_transform", "NONE"))]
 
 
@@ -126,13 +126,13 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
     sweeps, each row stopping once its error is below 0.005 / C) as a Loop whose rows
     freeze when they converge and which ends when all have."""
     const = lambda v: ctx.const(np.asarray(v, np.float32), F32)  # noqa: E731
-    mm = lambda a, b: ctx.op1("MatMul", "opset1", [a, b],  # noqa: E731
-                              {"transpose_a": False, "transpose_b": False})
+    mm = lambda a, b: ctx.op("MatMul", "opset1", [a, b],  # noqa: E731
+                              {"transpose_a": False, "transpose_b": False})[0]
     # r_ij = clip(1 - logistic(d * a + b)) for the pair (i, j), r_ji = 1 - r_ij
     pair = binary(ctx, "Add", binary(ctx, "Multiply", decisions, const(prob_a)),
                   const(prob_b))
     r = logistic(ctx, unary(ctx, "Negative", pair))
-    r = ctx.op1("Clamp", "opset1", [r], {"min": 1e-7, "max": 1 - 1e-7})
+    r = ctx.op("Clamp", "opset1", [r], {"min": 1e-7, "max": 1 - 1e-7})[0]
     upper = np.zeros((len(prob_a), classes * classes), np.float32)
     lower = np.zeros_like(upper)
     pairs = [(i, j) for i in range(classes - 1) for j in range(i + 1, classes)]
@@ -142,7 +142,7 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
     flat = binary(ctx, "Add", mm(r, const(upper)),
                   mm(binary(ctx, "Subtract", const(1.0), r), const(lower)))
     rm = reshape(ctx, flat, [-1, classes, classes])  # rm[n, i, j] = r_ij (0 on the diagonal)
-    rt = ctx.op1("Transpose", "opset1", [rm, i64(ctx, [0, 2, 1])])
+    rt = ctx.op("Transpose", "opset1", [rm, i64(ctx, [0, 2, 1])])[0]
     off = unary(ctx, "Negative", binary(ctx, "Multiply", rt, rm))
     diagonal = reduce(ctx, "ReduceSum", binary(ctx, "Multiply", rt, rt), -1, True)
     eye = np.eye(classes, dtype=np.float32)
@@ -156,19 +156,19 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
 
     p_param = b.builder.parameter(TensorInfo(F32, (-1, classes)), name="p")
     q_param = b.builder.parameter(q.info, name="q")
-    qp = reduce(b, "ReduceSum", binary(b, "Multiply", q_param, b.op1(
-        "Unsqueeze", "opset1", [p_param, i64(b, [1])])), -1, False)
+    qp = reduce(b, "ReduceSum", binary(b, "Multiply", q_param, b.op(
+        "Unsqueeze", "opset1", [p_param, i64(b, [1])])[0]), -1, False)
     pqp = reduce(b, "ReduceSum", binary(b, "Multiply", p_param, qp), -1, True)
     error = reduce(b, "ReduceMax", unary(b, "Abs", binary(b, "Subtract", qp, pqp)), -1, True)
     active = binary(b, "GreaterEqual", error, bconst(0.005 / classes))
     p = p_param
     for i in range(classes):
-        qii = reshape(b, b.op1("Gather", "opset8", [b.op1("Gather", "opset8", [
-            q_param, i64(b, [i]), i64(b, 1)], {"batch_dims": 0}), i64(b, [i]), i64(b, 2)],
-            {"batch_dims": 0}), [-1, 1])
-        qi = reshape(b, b.op1("Gather", "opset8", [q_param, i64(b, [i]), i64(b, 1)],
-                              {"batch_dims": 0}), [-1, classes])
-        qp_i = b.op1("Gather", "opset8", [qp, i64(b, [i]), i64(b, 1)], {"batch_dims": 0})
+        qii = reshape(b, b.op("Gather", "opset8", [b.op("Gather", "opset8", [
+            q_param, i64(b, [i]), i64(b, 1)], {"batch_dims": 0})[0], i64(b, [i]), i64(b, 2)],
+            {"batch_dims": 0})[0], [-1, 1])
+        qi = reshape(b, b.op("Gather", "opset8", [q_param, i64(b, [i]), i64(b, 1)],
+                              {"batch_dims": 0})[0], [-1, classes])
+        qp_i = b.op("Gather", "opset8", [qp, i64(b, [i]), i64(b, 1)], {"batch_dims": 0})[0]
         diff = binary(b, "Divide", binary(b, "Subtract", pqp, qp_i), qii)
         p = binary(b, "Add", p, binary(b, "Multiply", diff, bconst(np.eye(classes)[i])))
         grow = binary(b, "Add", bconst(1.0), diff)
@@ -178,8 +178,8 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
                      binary(b, "Multiply", grow, grow))
         qp = binary(b, "Divide", binary(b, "Add", qp, binary(b, "Multiply", diff, qi)), grow)
         p = binary(b, "Divide", p, grow)
-    p_next = b.op1("Select", "opset1", [active, p, p_param], {"auto_broadcast": "numpy"},
-                   outputs=[p_param.info])
+    p_next = b.op("Select", "opset1", [active, p, p_param], {"auto_broadcast": "numpy"},
+                   outputs=[p_param.info])[0]
     more = reduce(b, "ReduceLogicalOr", reshape(b, active, [-1]), 0, False)
     p_result = b.builder.result(p_next)
     more_result = b.builder.result(more)
@@ -221,17 +221,17 @@ def svm_classifier(ctx: NodeContext) -> list[Value | None]:
         if weights.shape[1] != features:
             raise ctx.error(f"coefficients of {weights.shape[1]} features for an input of "
                             f"{features}")
-        scores = binary(ctx, "Add", ctx.op1("MatMul", "opset1", [x, const(weights.T.copy())],
-                                             {"transpose_a": False, "transpose_b": False}),
+        scores = binary(ctx, "Add", ctx.op("MatMul", "opset1", [x, const(weights.T.copy())],
+                                             {"transpose_a": False, "transpose_b": False})[0],
                         const(rho[0]))
         best = argmax_first(ctx, scores, classes)
         if classes == 2:
             top = reduce(ctx, "ReduceMax", scores, -1, False)
             cut = 0.5 if bool((coefficients >= 0).all()) else 0.0
             strict = "GreaterEqual" if cut else "Greater"
-            best = ctx.op1("Select", "opset1", [binary(ctx, strict, top, const(cut)),
+            best = ctx.op("Select", "opset1", [binary(ctx, strict, top, const(cut)),
                                                  i64(ctx, 1), best],
-                           {"auto_broadcast": "numpy"})
+                           {"auto_broadcast": "numpy"})[0]
         return [take(ctx, label_const(ctx, labels), best), transform(ctx, scores, post)]
     if len(per_class) != classes:
         raise ctx.error(f"vectors_per_class has {len(per_class)} entries for {classes} "
@@ -246,15 +246,15 @@ def svm_classifier(ctx: NodeContext) -> list[Value | None]:
     matrix, first, second = _pairs(per_class, coefficients)
     if rho.size < matrix.shape[1]:
         raise ctx.error(f"rho has {rho.size} values for {matrix.shape[1]} class pairs")
-    decisions = binary(ctx, "Add", ctx.op1("MatMul", "opset1", [kernels, const(matrix)],
-                                            {"transpose_a": False, "transpose_b": False}),
+    decisions = binary(ctx, "Add", ctx.op("MatMul", "opset1", [kernels, const(matrix)],
+                                            {"transpose_a": False, "transpose_b": False})[0],
                        const(rho[:matrix.shape[1]]))
     wins = convert(ctx, binary(ctx, "Greater", decisions, const(0.0)), F32)
     losses = binary(ctx, "Subtract", const(1.0), wins)
-    votes = binary(ctx, "Add", ctx.op1("MatMul", "opset1", [wins, const(first)],
-                                       {"transpose_a": False, "transpose_b": False}),
-                   ctx.op1("MatMul", "opset1", [losses, const(second)],
-                           {"transpose_a": False, "transpose_b": False}))
+    votes = binary(ctx, "Add", ctx.op("MatMul", "opset1", [wins, const(first)],
+                                       {"transpose_a": False, "transpose_b": False})[0],
+                   ctx.op("MatMul", "opset1", [losses, const(second)],
+                           {"transpose_a": False, "transpose_b": False})[0])
     label = take(ctx, label_const(ctx, labels), argmax_first(ctx, votes, classes))
     if platt:
         if prob_a.size != matrix.shape[1]:

@@ -259,13 +259,13 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
     def level(position: Value | None) -> Value:
         if position is None:  # the roots: constants, gathered once
             roots = forest.roots
-            value = ctx.op1("Gather", "opset8", [x, i64(ctx, forest.feature[roots]),
-                                                 i64(ctx, 1)], {"batch_dims": 0})
+            value = ctx.op("Gather", "opset8", [x, i64(ctx, forest.feature[roots]),
+                                                 i64(ctx, 1)], {"batch_dims": 0})[0]
             threshold = table(forest.threshold[roots].astype(et.dtype), et)
             pick = lambda c, a, t: table(a[roots], t)  # noqa: E731
         else:
             feature = take(ctx, feature_c, position)
-            value = ctx.op1("GatherElements", "opset6", [x, feature], {"axis": 1})
+            value = ctx.op("GatherElements", "opset6", [x, feature], {"axis": 1})[0]
             threshold = take(ctx, threshold_c, position)
             pick = lambda c, a, t: take(ctx, c, position)  # noqa: E731
         # OpenVINO's CPU plugin finds NaN >= t (and > t) true: NaN is tested explicitly
@@ -275,7 +275,7 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
         for m in branch_modes:
             if m == MEMBER:
                 sets = pick(member_c, matrix, et)
-                wide = ctx.op1("Unsqueeze", "opset1", [value, i64(ctx, [-1])])
+                wide = ctx.op("Unsqueeze", "opset1", [value, i64(ctx, [-1])])[0]
                 test = reduce(ctx, "ReduceLogicalOr", binary(ctx, "Equal", wide, sets), -1,
                               False)
             else:
@@ -299,8 +299,8 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
     depth = _depth(ctx, forest)
     if depth == 0:  # every tree is one leaf: the roots, for every row
         shape = concat_1d(ctx, [dim_of(ctx, x, 0), i64(ctx, [forest.trees])])
-        return ctx.op1("Broadcast", "opset3", [i64(ctx, forest.roots), shape],
-                       {"mode": "numpy"})
+        return ctx.op("Broadcast", "opset3", [i64(ctx, forest.roots), shape],
+                       {"mode": "numpy"})[0]
     position = None
     for _ in range(depth):
         position = level(position)
@@ -437,8 +437,8 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         raise ctx.error("some leaves weigh class 1 and others do not: onnxruntime's score "
                         "layout then differs row by row, which is not lowered")
     has1 = has1_everywhere
-    s0 = ctx.op1("Gather", "opset8", [score, i64(ctx, [0]), i64(ctx, 1)], {"batch_dims": 0})
-    s1 = ctx.op1("Gather", "opset8", [score, i64(ctx, [1]), i64(ctx, 1)], {"batch_dims": 0})
+    s0 = ctx.op("Gather", "opset8", [score, i64(ctx, [0]), i64(ctx, 1)], {"batch_dims": 0})[0]
+    s1 = ctx.op("Gather", "opset8", [score, i64(ctx, [1]), i64(ctx, 1)], {"batch_dims": 0})[0]
     how = "none"
     two = has1
     if len(base) == 2:
@@ -455,7 +455,7 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         how = "negate"
     # A class no leaf scored is written (and read by the label rule) as 0.
     if has is not None:
-        h0 = ctx.op1("Gather", "opset8", [has, i64(ctx, [0]), i64(ctx, 1)], {"batch_dims": 0})
+        h0 = ctx.op("Gather", "opset8", [has, i64(ctx, [0]), i64(ctx, 1)], {"batch_dims": 0})[0]
         s0 = select(ctx, h0, s0, const(0.0))
     if not has1:
         s1 = const(np.zeros((1, 1)))
@@ -469,8 +469,8 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         # onnxruntime's positive/negative labels are 1 and 0 themselves (or the first two
         # string labels, which it numbers 0, 1...)
         positive, negative = (1, 0)
-    above = convert(ctx, binary(ctx, "Greater", ctx.op1("Reshape", "opset1", [
-        pos, i64(ctx, [-1])], {"special_zero": False}), const(cut)), I64)
+    above = convert(ctx, binary(ctx, "Greater", ctx.op("Reshape", "opset1", [
+        pos, i64(ctx, [-1])], {"special_zero": False})[0], const(cut)), I64)
     if binary_case or strings:
         label = take(ctx, label_const(ctx, [labels[negative], labels[positive]]), above)
     else:

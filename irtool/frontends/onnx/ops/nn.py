@@ -18,8 +18,6 @@ from ._common import (
     const_of,
     convert,
     dim_of,
-    emit,
-    emit1,
     i64,
     norm_axis,
     onnx_type,
@@ -34,7 +32,8 @@ from ._common import (
 @onnx_op("MatMul", 1, 9, 13)
 def matmul(ctx: NodeContext) -> list[Value | None]:
     a, b = ctx.required_input(0), ctx.required_input(1)
-    return [emit1(ctx, "MatMul", "opset1", [a, b], {"transpose_a": False, "transpose_b": False})]
+    return [ctx.op("MatMul", "opset1", [a, b], {"transpose_a": False, "transpose_b": False},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Gemm", 1, 6, 7, 9, 11, 13)
@@ -47,17 +46,18 @@ def gemm(ctx: NodeContext) -> list[Value | None]:
     if c is not None and beta == 0.0:
         c = None
     if alpha == 1.0 and c is None:
-        return [emit1(ctx, "MatMul", "opset1", [a, b], mm_attrs)]
-    y = ctx.op1("MatMul", "opset1", [a, b], mm_attrs)
+        return [ctx.op("MatMul", "opset1", [a, b], mm_attrs, refine=ctx.onnx_types(0))[0]]
+    y = ctx.op("MatMul", "opset1", [a, b], mm_attrs)[0]
     if alpha != 1.0:
         if c is None:
-            return [emit1(ctx, "Multiply", "opset1", [y, const_of(ctx, alpha, y)],
-                          {"auto_broadcast": "numpy"})]
+            return [ctx.op("Multiply", "opset1", [y, const_of(ctx, alpha, y)],
+                          {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
         y = binary(ctx, "Multiply", y, const_of(ctx, alpha, y))
     assert c is not None
     if beta != 1.0:
         c = binary(ctx, "Multiply", c, const_of(ctx, beta, c))
-    return [emit1(ctx, "Add", "opset1", [y, c], {"auto_broadcast": "numpy"})]
+    return [ctx.op("Add", "opset1", [y, c], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 # -- convolutions ----------------------------------------------------------------------------
@@ -105,7 +105,8 @@ def grouped_weights(ctx: NodeContext, w: Value, group: int) -> Value:
 def _add_bias(ctx: NodeContext, y: Value, bias: Value, n: int) -> Value:
     """``y + bias`` with the per-channel bias shaped [1, C, 1, ...] (the node's last op)."""
     shaped = unsqueeze(ctx, bias, [0, *range(2, 2 + n)])
-    return emit1(ctx, "Add", "opset1", [y, shaped], {"auto_broadcast": "numpy"})
+    return ctx.op("Add", "opset1", [y, shaped], {"auto_broadcast": "numpy"},
+                  refine=ctx.onnx_types(0))[0]
 
 
 @onnx_op("Conv", 1, 11, 22)
@@ -119,8 +120,8 @@ def conv(ctx: NodeContext) -> list[Value | None]:
     else:
         op, weights = "GroupConvolution", grouped_weights(ctx, w, group)
     if bias is None:
-        return [emit1(ctx, op, "opset1", [x, weights], attrs)]
-    y = ctx.op1(op, "opset1", [x, weights], attrs)
+        return [ctx.op(op, "opset1", [x, weights], attrs, refine=ctx.onnx_types(0))[0]]
+    y = ctx.op(op, "opset1", [x, weights], attrs)[0]
     return [_add_bias(ctx, y, bias, n)]
 
 
@@ -166,8 +167,8 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
     else:
         op, weights = "GroupConvolutionBackpropData", grouped_weights(ctx, w, group)
     if bias is None:
-        return [emit1(ctx, op, "opset1", [x, weights], attrs)]
-    y = ctx.op1(op, "opset1", [x, weights], attrs)
+        return [ctx.op(op, "opset1", [x, weights], attrs, refine=ctx.onnx_types(0))[0]]
+    y = ctx.op(op, "opset1", [x, weights], attrs)[0]
     return [_add_bias(ctx, y, bias, n)]
 
 
@@ -184,10 +185,10 @@ def average_pool(ctx: NodeContext) -> list[Value | None]:
         # ONNX's ceil mode drops a last window that would start in the right padding:
         # OpenVINO's "ceil_torch" (AvgPool-14 and later).
         attrs["rounding_type"] = "ceil_torch" if ceil else "floor"
-        return [emit1(ctx, "AvgPool", "opset16", [x], attrs)]
+        return [ctx.op("AvgPool", "opset16", [x], attrs, refine=ctx.onnx_types(0))[0]]
     del attrs["dilations"]
     attrs["rounding_type"] = "floor"
-    return [emit1(ctx, "AvgPool", "opset1", [x], attrs)]
+    return [ctx.op("AvgPool", "opset1", [x], attrs, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("MaxPool", 1, 8, 10, 11, 12, 22)
@@ -205,11 +206,11 @@ def max_pool(ctx: NodeContext) -> list[Value | None]:
     attrs["axis"] = 0
     want_indices = len(ctx.node.output) > 1 and bool(ctx.node.output[1])
     if not want_indices or not ctx.attr("storage_order", 0):
-        values, indices = emit(ctx, "MaxPool", version, [x], attrs, onnx_outputs=(0, 1))
+        values, indices = ctx.op("MaxPool", version, [x], attrs, refine=ctx.onnx_types(0, 1))
         return [values, indices if want_indices else None]
     if n != 2:
         raise ctx.error("storage_order=1 is supported for 2-D pooling only")
-    values, indices = emit(ctx, "MaxPool", version, [x], attrs, onnx_outputs=(0, None))
+    values, indices = ctx.op("MaxPool", version, [x], attrs, refine=ctx.onnx_types(0, None))
     # Row-major flat index r over [N, C, H, W] -> column-major within each H x W plane.
     h, w = dim_of(ctx, x, 2, keep_1d=False), dim_of(ctx, x, 3, keep_1d=False)
     plane = binary(ctx, "Multiply", h, w)
@@ -217,15 +218,15 @@ def max_pool(ctx: NodeContext) -> list[Value | None]:
     col = binary(ctx, "FloorMod", indices, w)
     row = binary(ctx, "FloorMod", binary(ctx, "Divide", indices, w, m_pythondiv=True), h)
     inner = binary(ctx, "Add", binary(ctx, "Multiply", col, h), row)
-    return [values, emit1(ctx, "Add", "opset1", [base, inner], {"auto_broadcast": "numpy"},
-                          onnx_output=1)]
+    return [values, ctx.op("Add", "opset1", [base, inner], {"auto_broadcast": "numpy"},
+                           refine=ctx.onnx_types(1))[0]]
 
 
 def _global(ctx: NodeContext, ir_type: str) -> Value:
     x = ctx.required_input(0)
     axes = i64(ctx, list(range(2, rank_of(ctx, x))))
-    return emit1(ctx, ir_type, "opset1" if ir_type in ("ReduceMean", "ReduceMax") else "opset4",
-                 [x, axes], {"keep_dims": True})
+    return ctx.op(ir_type, "opset1" if ir_type in ("ReduceMean", "ReduceMax") else "opset4",
+                 [x, axes], {"keep_dims": True}, refine=ctx.onnx_types(0))[0]
 
 
 onnx_op("GlobalAveragePool", 1, 22)(lambda ctx: [_global(ctx, "ReduceMean")])
@@ -241,10 +242,10 @@ def global_lp_pool(ctx: NodeContext) -> list[Value | None]:
         return [_global(ctx, "ReduceL2")]
     x = ctx.required_input(0)
     axes = i64(ctx, list(range(2, rank_of(ctx, x))))
-    powered = binary(ctx, "Power", ctx.op1("Abs", "opset1", [x]), const_of(ctx, p, x))
-    total = ctx.op1("ReduceSum", "opset1", [powered, axes], {"keep_dims": True})
-    return [emit1(ctx, "Power", "opset1", [total, const_of(ctx, 1.0 / p, x)],
-                  {"auto_broadcast": "numpy"})]
+    powered = binary(ctx, "Power", ctx.op("Abs", "opset1", [x])[0], const_of(ctx, p, x))
+    total = ctx.op("ReduceSum", "opset1", [powered, axes], {"keep_dims": True})[0]
+    return [ctx.op("Power", "opset1", [total, const_of(ctx, 1.0 / p, x)],
+                  {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("LpPool", 1, 2, 11, 18, 22)
@@ -258,11 +259,11 @@ def lp_pool(ctx: NodeContext) -> list[Value | None]:
     attrs["kernel"] = kernel
     attrs["exclude-pad"] = False
     attrs["rounding_type"] = "ceil_torch" if ctx.attr("ceil_mode", 0) else "floor"
-    powered = binary(ctx, "Power", ctx.op1("Abs", "opset1", [x]), const_of(ctx, p, x))
-    avg = ctx.op1("AvgPool", "opset16", [powered], attrs)
+    powered = binary(ctx, "Power", ctx.op("Abs", "opset1", [x])[0], const_of(ctx, p, x))
+    avg = ctx.op("AvgPool", "opset16", [powered], attrs)[0]
     total = binary(ctx, "Multiply", avg, const_of(ctx, float(np.prod(kernel)), x))
-    return [emit1(ctx, "Power", "opset1", [total, const_of(ctx, 1.0 / p, x)],
-                  {"auto_broadcast": "numpy"})]
+    return [ctx.op("Power", "opset1", [total, const_of(ctx, 1.0 / p, x)],
+                  {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("MaxUnpool", 9, 11, 22)
@@ -289,17 +290,18 @@ def max_unpool(ctx: NodeContext) -> list[Value | None]:
     check_size(ctx, natural, "the unpooled output", x.element_type.bitwidth // 8 or 1)
     zeros = ctx.const(np.zeros(int(np.prod(natural)), dtype=x.element_type.dtype),
                       x.element_type)
-    flat = ctx.op1("ScatterElementsUpdate", "opset12",
+    flat = ctx.op("ScatterElementsUpdate", "opset12",
                    [zeros, reshape(ctx, convert(ctx, indices, I64), [-1]), reshape(ctx, x, [-1]),
                     i64(ctx, 0)], {"reduction": "none", "use_init_val": True},
-                   outputs=[TensorInfo(x.element_type, (int(np.prod(natural)),))])
+                   outputs=[TensorInfo(x.element_type, (int(np.prod(natural)),))])[0]
     if out_shape is None:
-        return [emit1(ctx, "Reshape", "opset1", [flat, i64(ctx, natural)],
-                      {"special_zero": False})]
+        return [ctx.op("Reshape", "opset1", [flat, i64(ctx, natural)],
+                      {"special_zero": False}, refine=ctx.onnx_types(0))[0]]
     unpooled = reshape(ctx, flat, natural)
     extra = binary(ctx, "Subtract", convert(ctx, out_shape, I64), i64(ctx, natural))
-    return [emit1(ctx, "Pad", "opset12", [unpooled, i64(ctx, [0] * (n + 2)), extra,
-                                          const_of(ctx, 0, x)], {"pad_mode": "constant"})]
+    return [ctx.op("Pad", "opset12", [unpooled, i64(ctx, [0] * (n + 2)), extra,
+                                          const_of(ctx, 0, x)], {"pad_mode": "constant"},
+                                          refine=ctx.onnx_types(0))[0]]
 
 
 # -- normalization ---------------------------------------------------------------------------
@@ -309,28 +311,28 @@ def batch_norm(ctx: NodeContext) -> list[Value | None]:
     eps = float(ctx.attr("epsilon", 1e-5))
     training = ctx.opset >= 14 and bool(ctx.attr("training_mode", 0))
     if not training:
-        y = emit1(ctx, "BatchNormInference", "opset5", [x, scale, bias, mean, var],
-                  {"epsilon": eps})
+        y = ctx.op("BatchNormInference", "opset5", [x, scale, bias, mean, var],
+                  {"epsilon": eps}, refine=ctx.onnx_types(0))[0]
         return [y] + [None] * (len(ctx.node.output) - 1)
     # Training mode: normalise with the batch statistics, update the running ones.
     momentum = float(ctx.attr("momentum", 0.9))
     rank = rank_of(ctx, x)
     axes = i64(ctx, [0, *range(2, rank)])
-    batch_mean = ctx.op1("ReduceMean", "opset1", [x, axes], {"keep_dims": False})
+    batch_mean = ctx.op("ReduceMean", "opset1", [x, axes], {"keep_dims": False})[0]
     centered = binary(ctx, "Subtract", x, unsqueeze(ctx, batch_mean, [0, *range(2, rank)])
                       if rank > 2 else batch_mean)
-    batch_var = ctx.op1("ReduceMean", "opset1", [binary(ctx, "Multiply", centered, centered),
-                                                 axes], {"keep_dims": False})
-    y = emit1(ctx, "BatchNormInference", "opset5", [x, scale, bias, batch_mean, batch_var],
-              {"epsilon": eps})
+    batch_var = ctx.op("ReduceMean", "opset1", [binary(ctx, "Multiply", centered, centered),
+                                                 axes], {"keep_dims": False})[0]
+    y = ctx.op("BatchNormInference", "opset5", [x, scale, bias, batch_mean, batch_var],
+              {"epsilon": eps}, refine=ctx.onnx_types(0))[0]
     outs: list[Value | None] = [y]
     keep = const_of(ctx, momentum, mean)
     fresh = const_of(ctx, 1.0 - momentum, mean)
     for k, (running, batch) in enumerate(((mean, batch_mean), (var, batch_var)), start=1):
         if k < len(ctx.node.output) and ctx.node.output[k]:
             mixed = binary(ctx, "Multiply", running, keep)
-            outs.append(emit1(ctx, "Add", "opset1", [mixed, binary(ctx, "Multiply", batch, fresh)],
-                              {"auto_broadcast": "numpy"}, onnx_output=k))
+            outs.append(ctx.op("Add", "opset1", [mixed, binary(ctx, "Multiply", batch, fresh)],
+                              {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(k))[0])
         else:
             outs.append(None)
     return outs[:len(ctx.node.output)]
@@ -341,20 +343,21 @@ def instance_norm(ctx: NodeContext) -> list[Value | None]:
     x, scale, bias = (ctx.required_input(i) for i in range(3))
     rank = rank_of(ctx, x)
     eps = float(ctx.attr("epsilon", 1e-5))
-    normed = ctx.op1("MVN", "opset6", [x, i64(ctx, list(range(2, rank)))],
+    normed = ctx.op("MVN", "opset6", [x, i64(ctx, list(range(2, rank)))],
                      {"normalize_variance": True, "eps": eps, "eps_mode": "inside_sqrt"},
-                     outputs=[x.info])
+                     outputs=[x.info])[0]
     trailing = list(range(1, rank - 1))
     scaled = binary(ctx, "Multiply", normed, unsqueeze(ctx, scale, trailing))
-    return [emit1(ctx, "Add", "opset1", [scaled, unsqueeze(ctx, bias, trailing)],
-                  {"auto_broadcast": "numpy"})]
+    return [ctx.op("Add", "opset1", [scaled, unsqueeze(ctx, bias, trailing)],
+                  {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("LRN", 1, 13)
 def lrn(ctx: NodeContext) -> list[Value | None]:
     attrs = {"alpha": float(ctx.attr("alpha", 1e-4)), "beta": float(ctx.attr("beta", 0.75)),
              "bias": float(ctx.attr("bias", 1.0)), "size": int(ctx.attr("size"))}
-    return [emit1(ctx, "LRN", "opset1", [ctx.required_input(0), i64(ctx, [1])], attrs)]
+    return [ctx.op("LRN", "opset1", [ctx.required_input(0), i64(ctx, [1])], attrs,
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("LayerNormalization", 17)
@@ -367,36 +370,38 @@ def layer_norm(ctx: NodeContext) -> list[Value | None]:
     outputs = list(ctx.node.output)
     want_stats = any(name for name in outputs[1:])
     if not want_stats:
-        normed = ctx.op1("MVN", "opset6", [x, axes],
+        normed = ctx.op("MVN", "opset6", [x, axes],
                          {"normalize_variance": True, "eps": eps, "eps_mode": "inside_sqrt"},
-                         outputs=[x.info])
+                         outputs=[x.info])[0]
         return [_scale_shift(ctx, normed, scale, bias)]
     # The statistics (and the outputs Mean, InvStdDev) have stash_type, f32 by default.
     stash = onnx_type(ctx, int(ctx.attr("stash_type", 1)))
     xs = convert(ctx, x, stash)
-    mean = ctx.op1("ReduceMean", "opset1", [xs, axes], {"keep_dims": True})
+    mean = ctx.op("ReduceMean", "opset1", [xs, axes], {"keep_dims": True})[0]
     centered = binary(ctx, "Subtract", xs, mean)
-    var = ctx.op1("ReduceMean", "opset1", [binary(ctx, "Multiply", centered, centered), axes],
-                  {"keep_dims": True})
-    std = ctx.op1("Sqrt", "opset1", [binary(ctx, "Add", var, const_of(ctx, eps, var))])
+    var = ctx.op("ReduceMean", "opset1", [binary(ctx, "Multiply", centered, centered), axes],
+                  {"keep_dims": True})[0]
+    std = ctx.op("Sqrt", "opset1", [binary(ctx, "Add", var, const_of(ctx, eps, var))])[0]
     inv = binary(ctx, "Divide", const_of(ctx, 1, std), std, m_pythondiv=True)
     normed = convert(ctx, binary(ctx, "Multiply", centered, inv), x.element_type)
     y = _scale_shift(ctx, normed, scale, bias)
     outs: list[Value | None] = [y]
     if len(outputs) > 1:
-        outs.append(emit1(ctx, "Identity", "opset16", [mean], onnx_output=1)
+        outs.append(ctx.op("Identity", "opset16", [mean], refine=ctx.onnx_types(1))[0]
                     if outputs[1] else None)
     if len(outputs) > 2:
-        outs.append(emit1(ctx, "Identity", "opset16", [inv], onnx_output=2)
+        outs.append(ctx.op("Identity", "opset16", [inv], refine=ctx.onnx_types(2))[0]
                     if outputs[2] else None)
     return outs
 
 
 def _scale_shift(ctx: NodeContext, y: Value, scale: Value, bias: Value | None) -> Value:
     if bias is None:
-        return emit1(ctx, "Multiply", "opset1", [y, scale], {"auto_broadcast": "numpy"})
+        return ctx.op("Multiply", "opset1", [y, scale], {"auto_broadcast": "numpy"},
+                      refine=ctx.onnx_types(0))[0]
     y = binary(ctx, "Multiply", y, scale)
-    return emit1(ctx, "Add", "opset1", [y, bias], {"auto_broadcast": "numpy"})
+    return ctx.op("Add", "opset1", [y, bias], {"auto_broadcast": "numpy"},
+                  refine=ctx.onnx_types(0))[0]
 
 
 @onnx_op("GroupNormalization", 18, 21)
@@ -411,12 +416,12 @@ def group_norm(ctx: NodeContext) -> list[Value | None]:
             raise ctx.error("opset-18 GroupNormalization needs a static channel dim")
         per = channels // groups
         index = i64(ctx, [c // per for c in range(channels)])
-        scale = ctx.op1("Gather", "opset8", [scale, index, i64(ctx, 0)], {"batch_dims": 0},
-                        outputs=[TensorInfo(scale.element_type, (channels,))])
-        bias = ctx.op1("Gather", "opset8", [bias, index, i64(ctx, 0)], {"batch_dims": 0},
-                       outputs=[TensorInfo(bias.element_type, (channels,))])
-    return [emit1(ctx, "GroupNormalization", "opset12", [x, scale, bias],
-                  {"num_groups": groups, "epsilon": eps})]
+        scale = ctx.op("Gather", "opset8", [scale, index, i64(ctx, 0)], {"batch_dims": 0},
+                        outputs=[TensorInfo(scale.element_type, (channels,))])[0]
+        bias = ctx.op("Gather", "opset8", [bias, index, i64(ctx, 0)], {"batch_dims": 0},
+                       outputs=[TensorInfo(bias.element_type, (channels,))])[0]
+    return [ctx.op("GroupNormalization", "opset12", [x, scale, bias],
+                  {"num_groups": groups, "epsilon": eps}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("MeanVarianceNormalization", 9, 13)
@@ -424,8 +429,9 @@ def mean_variance_norm(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required_input(0)
     rank = rank_of(ctx, x)
     axes = [norm_axis(ctx, int(a), rank) for a in ctx.attr("axes", [0, 2, 3])]
-    return [emit1(ctx, "MVN", "opset6", [x, i64(ctx, axes)],
-                  {"normalize_variance": True, "eps": 1e-9, "eps_mode": "outside_sqrt"})]
+    return [ctx.op("MVN", "opset6", [x, i64(ctx, axes)],
+                  {"normalize_variance": True, "eps": 1e-9, "eps_mode": "outside_sqrt"},
+                  refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("LpNormalization", 1, 22)
@@ -435,14 +441,14 @@ def lp_norm(ctx: NodeContext) -> list[Value | None]:
     p = int(ctx.attr("p", 2))
     if p not in (1, 2):
         raise ctx.error(f"p={p} is not supported (1 or 2)")
-    norm = ctx.op1(f"ReduceL{p}", "opset4", [x, i64(ctx, [axis])], {"keep_dims": True})
+    norm = ctx.op(f"ReduceL{p}", "opset4", [x, i64(ctx, [axis])], {"keep_dims": True})[0]
     # A zero norm means an all-zero slice: dividing by the smallest normal number keeps
     # it 0 (ONNX's reference) instead of 0/0.
     if x.element_type.dtype is not None and x.element_type.is_float:
         tiny = const_of(ctx, np.finfo(x.element_type.dtype).tiny, x)
         norm = binary(ctx, "Maximum", norm, tiny)
-    return [emit1(ctx, "Divide", "opset1", [x, norm],
-                  {"auto_broadcast": "numpy", "m_pythondiv": True})]
+    return [ctx.op("Divide", "opset1", [x, norm],
+                  {"auto_broadcast": "numpy", "m_pythondiv": True}, refine=ctx.onnx_types(0))[0]]
 
 
 # -- misc ------------------------------------------------------------------------------------
@@ -450,7 +456,7 @@ def lp_norm(ctx: NodeContext) -> list[Value | None]:
 def einsum(ctx: NodeContext) -> list[Value | None]:
     equation = str(ctx.attr("equation", "")).replace(" ", "")
     values = [v for v in ctx.inputs if v is not None]
-    return [emit1(ctx, "Einsum", "opset7", values, {"equation": equation})]
+    return [ctx.op("Einsum", "opset7", values, {"equation": equation}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Dropout", 1, 6, 7, 10, 12, 13, 22)
@@ -464,11 +470,11 @@ def dropout(ctx: NodeContext) -> list[Value | None]:
     ratio = ctx.const_value(ratio_value) if ratio_value is not None else np.float32(0.5)
     # Inference (and opsets < 12, where is_test is a training hint only): an identity.
     if flag is not None and (not bool(flag) or (ratio is not None and not float(ratio))):
-        outs: list[Value | None] = [emit1(ctx, "Identity", "opset16", [x])]
+        outs: list[Value | None] = [ctx.op("Identity", "opset16", [x], refine=ctx.onnx_types(0))[0]]
         if want_mask:
             one = ctx.const(np.asarray(True)) if mask_type == BOOL else const_of(ctx, 1, x)
-            outs.append(emit1(ctx, "Broadcast", "opset3", [one, shape_of(ctx, x)],
-                              {"mode": "numpy"}, onnx_output=1))
+            outs.append(ctx.op("Broadcast", "opset3", [one, shape_of(ctx, x)],
+                              {"mode": "numpy"}, refine=ctx.onnx_types(1))[0])
         return outs
     return _training_dropout(ctx, x, training, ratio_value, want_mask)  # type: ignore[arg-type]
 
@@ -480,10 +486,10 @@ def _training_dropout(ctx: NodeContext, x: Value, training: Value, ratio: Value 
     f32 = ELEMENT_TYPES["f32"]
     rate = convert(ctx, to_scalar(ctx, ratio), f32) if ratio is not None else \
         const_of(ctx, 0.5, f32)
-    noise = ctx.op1("RandomUniform", "opset8",
+    noise = ctx.op("RandomUniform", "opset8",
                     [shape_of(ctx, x), const_of(ctx, 0, f32), const_of(ctx, 1, f32)],
                     {"output_type": f32, "global_seed": int(ctx.attr("seed", 0)), "op_seed": 0},
-                    outputs=[TensorInfo(f32, x.shape)])
+                    outputs=[TensorInfo(f32, x.shape)])[0]
     keep = binary(ctx, "GreaterEqual", noise, rate)
     scale = binary(ctx, "Divide", const_of(ctx, 1, f32),
                    binary(ctx, "Subtract", const_of(ctx, 1, f32), rate), m_pythondiv=True)
@@ -491,12 +497,12 @@ def _training_dropout(ctx: NodeContext, x: Value, training: Value, ratio: Value 
                                                                          x.element_type)),
                      convert(ctx, scale, x.element_type))
     flag = to_scalar(ctx, training)
-    outs: list[Value | None] = [emit1(ctx, "Select", "opset1", [flag, dropped, x],
-                                      {"auto_broadcast": "numpy"})]
+    outs: list[Value | None] = [ctx.op("Select", "opset1", [flag, dropped, x],
+                                      {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
     if want_mask:
-        outs.append(emit1(ctx, "LogicalOr", "opset1",
-                          [ctx.op1("LogicalNot", "opset1", [flag]), keep],
-                          {"auto_broadcast": "numpy"}, onnx_output=1))
+        outs.append(ctx.op("LogicalOr", "opset1",
+                          [ctx.op("LogicalNot", "opset1", [flag])[0], keep],
+                          {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(1))[0])
     return outs
 
 
@@ -510,8 +516,9 @@ def col2im(ctx: NodeContext) -> list[Value | None]:
     attrs = {"strides": [int(s) for s in ctx.attr("strides", [1] * n)],
              "dilations": [int(d) for d in ctx.attr("dilations", [1] * n)],
              "pads_begin": pads[:n], "pads_end": pads[n:]}
-    return [emit1(ctx, "Col2Im", "opset15", [x, convert(ctx, image, I64),
-                                             convert(ctx, block, I64)], attrs)]
+    return [ctx.op("Col2Im", "opset15", [x, convert(ctx, image, I64),
+                                             convert(ctx, block, I64)], attrs,
+                                             refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("RoiAlign", 10, 16, 22)
@@ -527,7 +534,7 @@ def roi_align(ctx: NodeContext) -> list[Value | None]:
              "sampling_ratio": int(ctx.attr("sampling_ratio", 0)),
              "spatial_scale": float(ctx.attr("spatial_scale", 1.0)),
              "mode": ctx.attr("mode", "avg"), "aligned_mode": aligned}
-    return [emit1(ctx, "ROIAlign", "opset9", [x, rois, batch], attrs)]
+    return [ctx.op("ROIAlign", "opset9", [x, rois, batch], attrs, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("NonMaxSuppression", 10, 11)
@@ -545,8 +552,8 @@ def non_max_suppression(ctx: NodeContext) -> list[Value | None]:
         inputs.append(to_scalar(ctx, convert(ctx, value, et)))
     encoding = "center" if ctx.attr("center_point_box", 0) else "corner"
     attrs = {"box_encoding": encoding, "sort_result_descending": False, "output_type": I64}
-    selected = emit(ctx, "NonMaxSuppression", "opset9", inputs, attrs,
-                    onnx_outputs=(0, None, None))[0]
+    selected = ctx.op("NonMaxSuppression", "opset9", inputs, attrs,
+                      refine=ctx.onnx_types(0, None, None))[0]
     return [selected]
 
 
@@ -564,6 +571,7 @@ def deform_conv(ctx: NodeContext) -> list[Value | None]:
     attrs["bilinear_interpolation_pad"] = True
     inputs = [x, offset, w] + ([mask] if mask is not None else [])
     if bias is None:
-        return [emit1(ctx, "DeformableConvolution", "opset8", inputs, attrs)]
-    y = ctx.op1("DeformableConvolution", "opset8", inputs, attrs)
+        return [ctx.op("DeformableConvolution", "opset8", inputs, attrs,
+                       refine=ctx.onnx_types(0))[0]]
+    y = ctx.op("DeformableConvolution", "opset8", inputs, attrs)[0]
     return [_add_bias(ctx, y, bias, n)]

@@ -7,18 +7,7 @@ import numpy as np
 
 from ....ir.types import ELEMENT_TYPES, ElementType
 from ..context import NodeContext, Value, onnx_op
-from ._common import (
-    F32,
-    I32,
-    binary,
-    convert,
-    emit1,
-    i64,
-    norm_axis,
-    onnx_type,
-    rank_of,
-    unsqueeze,
-)
+from ._common import F32, I32, binary, convert, i64, norm_axis, onnx_type, rank_of, unsqueeze
 from .nn import grouped_weights, window_attrs
 
 _U8 = ELEMENT_TYPES["u8"]
@@ -40,7 +29,7 @@ def _per_axis(ctx: NodeContext, param: Value, x: Value, axis_default: int = 1) -
         if x.shape is None or x.shape[axis] < 0:
             raise ctx.error("blocked quantization needs a static size on the quantized axis")
         index = i64(ctx, [i // block for i in range(x.shape[axis])])
-        return ctx.op1("Gather", "opset8", [param, index, i64(ctx, axis)], {"batch_dims": 0})
+        return ctx.op("Gather", "opset8", [param, index, i64(ctx, axis)], {"batch_dims": 0})[0]
     if param.rank == 1 and rank > 1:
         trailing = rank - axis - 1
         if trailing:
@@ -79,12 +68,13 @@ def quantize_linear(ctx: NodeContext) -> list[Value | None]:
                m_pythondiv=True)
     if out_type.is_integral:
         # Integers: round half to even before the zero point and saturation.
-        q = ctx.op1("Round", "opset5", [q], {"mode": "half_to_even"})
+        q = ctx.op("Round", "opset5", [q], {"mode": "half_to_even"})[0]
     if zero is not None:
         q = binary(ctx, "Add", q, convert(ctx, _per_axis(ctx, zero, x), work))
     if out_type.is_integral or ctx.attr("saturate", 1):
-        q = ctx.op1("Clamp", "opset1", [q], {"min": lo, "max": hi})
-    return [emit1(ctx, "Convert", "opset1", [q], {"destination_type": out_type})]
+        q = ctx.op("Clamp", "opset1", [q], {"min": lo, "max": hi})[0]
+    return [ctx.op("Convert", "opset1", [q], {"destination_type": out_type},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("DequantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
@@ -99,7 +89,8 @@ def dequantize_linear(ctx: NodeContext) -> list[Value | None]:
     if zero is not None:
         xf = binary(ctx, "Subtract", xf, convert(ctx, _per_axis(ctx, zero, x), work))
     y = binary(ctx, "Multiply", xf, convert(ctx, _per_axis(ctx, scale, x), work))
-    return [emit1(ctx, "Convert", "opset1", [y], {"destination_type": out_type})]
+    return [ctx.op("Convert", "opset1", [y], {"destination_type": out_type},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 def _centered(ctx: NodeContext, value: Value, zero: Value | None,
@@ -121,8 +112,8 @@ def matmul_integer(ctx: NodeContext) -> list[Value | None]:
     # A's zero point is per row (the second-last axis); B's per column (the last).
     lhs = _centered(ctx, a, a_zero, align=1)
     rhs = _centered(ctx, b, b_zero)
-    return [emit1(ctx, "MatMul", "opset1", [lhs, rhs],
-                  {"transpose_a": False, "transpose_b": False})]
+    return [ctx.op("MatMul", "opset1", [lhs, rhs],
+                  {"transpose_a": False, "transpose_b": False}, refine=ctx.onnx_types(0))[0]]
 
 
 def _integer_conv(ctx: NodeContext, x: Value, w: Value, x_zero: Value | None,
@@ -135,10 +126,10 @@ def _integer_conv(ctx: NodeContext, x: Value, w: Value, x_zero: Value | None,
     group = int(ctx.attr("group", 1))
     xf, wf = convert(ctx, xi, F32), convert(ctx, wi, F32)
     if group == 1:
-        y = ctx.op1("Convolution", "opset1", [xf, wf], attrs)
+        y = ctx.op("Convolution", "opset1", [xf, wf], attrs)[0]
     else:
-        y = ctx.op1("GroupConvolution", "opset1", [xf, grouped_weights(ctx, wf, group)],
-                    attrs)
+        y = ctx.op("GroupConvolution", "opset1", [xf, grouped_weights(ctx, wf, group)],
+                    attrs)[0]
     return y
 
 
@@ -146,18 +137,20 @@ def _integer_conv(ctx: NodeContext, x: Value, w: Value, x_zero: Value | None,
 def conv_integer(ctx: NodeContext) -> list[Value | None]:
     x, w = ctx.required_input(0), ctx.required_input(1)
     y = _integer_conv(ctx, x, w, ctx.input(2), ctx.input(3))
-    return [emit1(ctx, "Convert", "opset1", [y], {"destination_type": I32})]
+    return [ctx.op("Convert", "opset1", [y], {"destination_type": I32},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 def _requantize(ctx: NodeContext, acc: Value, multiplier: Value, zero: Value | None,
                 out_type: ElementType) -> Value:
     lo, hi = _range_of(ctx, out_type)
     scaled = binary(ctx, "Multiply", convert(ctx, acc, F32), convert(ctx, multiplier, F32))
-    q = ctx.op1("Round", "opset5", [scaled], {"mode": "half_to_even"})
+    q = ctx.op("Round", "opset5", [scaled], {"mode": "half_to_even"})[0]
     if zero is not None:
         q = binary(ctx, "Add", q, convert(ctx, zero, F32))
-    q = ctx.op1("Clamp", "opset1", [q], {"min": lo, "max": hi})
-    return emit1(ctx, "Convert", "opset1", [q], {"destination_type": out_type})
+    q = ctx.op("Clamp", "opset1", [q], {"min": lo, "max": hi})[0]
+    return ctx.op("Convert", "opset1", [q], {"destination_type": out_type},
+                  refine=ctx.onnx_types(0))[0]
 
 
 @onnx_op("QLinearMatMul", 10, 21)
@@ -169,8 +162,8 @@ def qlinear_matmul(ctx: NodeContext) -> list[Value | None]:
     lhs = _centered(ctx, a, a_zero, align=1)
     rhs = _centered(ctx, b, b_zero)
     # The integer product is exact in f32 for 8-bit inputs and moderate depths.
-    acc = ctx.op1("MatMul", "opset1", [convert(ctx, lhs, F32), convert(ctx, rhs, F32)],
-                  {"transpose_a": False, "transpose_b": False})
+    acc = ctx.op("MatMul", "opset1", [convert(ctx, lhs, F32), convert(ctx, rhs, F32)],
+                  {"transpose_a": False, "transpose_b": False})[0]
     a_s = convert(ctx, a_scale, F32)
     if a_s.rank == 1 and (a_s.shape is None or a_s.shape[0] != 1):
         a_s = unsqueeze(ctx, a_s, [1])

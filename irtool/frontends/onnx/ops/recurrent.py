@@ -14,7 +14,7 @@ import numpy as np
 
 from ....opset import TensorInfo
 from ..context import NodeContext, Value, onnx_op
-from ._common import I64, binary, check_size, concat_1d, const_of, convert, dim_of, emit1, i64
+from ._common import I64, binary, check_size, concat_1d, const_of, convert, dim_of, i64
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _DEFAULT_ACTIVATIONS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
@@ -62,9 +62,9 @@ def _recurrent(ctx: NodeContext) -> list[Value | None]:
     if kind == "LSTM":
         b = _reorder(ctx, b, gates, hidden)
     if lengths is None:
-        lengths = ctx.op1("Broadcast", "opset3", [convert(ctx, _scalar(ctx, seq), I64), batch],
+        lengths = ctx.op("Broadcast", "opset3", [convert(ctx, _scalar(ctx, seq), I64), batch],
                           {"mode": "numpy"}, outputs=[TensorInfo(I64, (x.shape[0]
-                                                                       if x.shape else -1,))])
+                                                                       if x.shape else -1,))])[0]
     else:
         lengths = convert(ctx, lengths, I64)
     inputs = [x, state(h0)]
@@ -86,8 +86,8 @@ def _recurrent(ctx: NodeContext) -> list[Value | None]:
             results.append(None)
             continue
         perm = y_perm if k == 0 else state_perm
-        results.append(emit1(ctx, "Transpose", "opset1", [outs[k], i64(ctx, perm)],
-                             onnx_output=k))
+        results.append(ctx.op("Transpose", "opset1", [outs[k], i64(ctx, perm)],
+                              refine=ctx.onnx_types(k))[0])
     return results
 
 
@@ -118,15 +118,15 @@ def _activations(ctx: NodeContext, kind: str, dirs: int) -> list[str]:
 
 def _transpose(ctx: NodeContext, value: Value, perm: list[int]) -> Value:
     shape = tuple(value.shape[p] for p in perm) if value.shape is not None else None
-    return ctx.op1("Transpose", "opset1", [value, i64(ctx, perm)],
-                   outputs=[TensorInfo(value.element_type, shape)])
+    return ctx.op("Transpose", "opset1", [value, i64(ctx, perm)],
+                   outputs=[TensorInfo(value.element_type, shape)])[0]
 
 
 def _scalar(ctx: NodeContext, value: Value) -> Value:
     const = ctx.const_value(value)
     if const is not None:
         return i64(ctx, int(np.ravel(const)[0]))
-    return ctx.op1("Squeeze", "opset1", [value, i64(ctx, [0])], outputs=[TensorInfo(I64, ())])
+    return ctx.op("Squeeze", "opset1", [value, i64(ctx, [0])], outputs=[TensorInfo(I64, ())])[0]
 
 
 def _zeros(ctx: NodeContext, like: Value, dims: list[Value]) -> Value:
@@ -134,15 +134,15 @@ def _zeros(ctx: NodeContext, like: Value, dims: list[Value]) -> Value:
     if all(c is not None for c in consts):
         shape = [int(np.ravel(c)[0]) for c in consts]  # type: ignore[arg-type]
         return const_of(ctx, np.zeros(shape), like)
-    return ctx.op1("Broadcast", "opset3", [const_of(ctx, 0, like), concat_1d(ctx, dims)],
-                   {"mode": "numpy"})
+    return ctx.op("Broadcast", "opset3", [const_of(ctx, 0, like), concat_1d(ctx, dims)],
+                   {"mode": "numpy"})[0]
 
 
 def _reorder(ctx: NodeContext, value: Value, gates: int, hidden: int) -> Value:
     """Gate blocks along axis 1 of [dirs, gates*hidden, ...] in OpenVINO's LSTM order."""
     parts = ctx.op("Split", "opset1", [value, i64(ctx, 1)], {"num_splits": gates})
-    return ctx.op1("Concat", "opset1", [parts[i] for i in _LSTM_ORDER], {"axis": 1},
-                   outputs=[value.info])
+    return ctx.op("Concat", "opset1", [parts[i] for i in _LSTM_ORDER], {"axis": 1},
+                   outputs=[value.info])[0]
 
 
 def _bias(ctx: NodeContext, kind: str, bias: Value | None, w: Value, gates: int, hidden: int,
@@ -161,8 +161,8 @@ def _bias(ctx: NodeContext, kind: str, bias: Value | None, w: Value, gates: int,
             TensorInfo(bias.element_type, (dirs, hidden))]
     wzr, wh = ctx.op("VariadicSplit", "opset1", [w_bias, i64(ctx, 1), lengths], outputs=info)
     rzr, rh = ctx.op("VariadicSplit", "opset1", [r_bias, i64(ctx, 1), lengths], outputs=info)
-    return ctx.op1("Concat", "opset1", [binary(ctx, "Add", wzr, rzr), wh, rh], {"axis": 1},
-                   outputs=[TensorInfo(bias.element_type, (dirs, width))])
+    return ctx.op("Concat", "opset1", [binary(ctx, "Add", wzr, rzr), wh, rh], {"axis": 1},
+                   outputs=[TensorInfo(bias.element_type, (dirs, width))])[0]
 
 
 onnx_op("RNN", 1, 7, 14, 22)(_recurrent)

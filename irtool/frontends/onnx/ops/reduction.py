@@ -21,8 +21,6 @@ from ._common import (
     convert,
     dim_of,
     drop_axes,
-    emit,
-    emit1,
     i64,
     norm_axes,
     norm_axis,
@@ -75,15 +73,15 @@ def _empty_means_all(ctx: NodeContext, axes: Value, data: Value) -> Value:
     The first k entries of [axes..., 0..rank-1] with k = len(axes), or rank when that is 0.
     """
     every = all_axes(ctx, data)
-    count = ctx.op1("ShapeOf", "opset3", [axes], {"output_type": I64},
-                    outputs=[TensorInfo(I64, (1,))])
-    rank = ctx.op1("ShapeOf", "opset3", [every], {"output_type": I64},
-                   outputs=[TensorInfo(I64, (1,))])
+    count = ctx.op("ShapeOf", "opset3", [axes], {"output_type": I64},
+                    outputs=[TensorInfo(I64, (1,))])[0]
+    rank = ctx.op("ShapeOf", "opset3", [every], {"output_type": I64},
+                   outputs=[TensorInfo(I64, (1,))])[0]
     empty = convert(ctx, binary(ctx, "Equal", count, i64(ctx, [0])), I64)
     take = binary(ctx, "Add", count, binary(ctx, "Multiply", empty, rank))
     joined = concat_1d(ctx, [axes, every])
-    return ctx.op1("Slice", "opset8", [joined, i64(ctx, [0]), take, i64(ctx, [1]),
-                                       i64(ctx, [0])], outputs=[TensorInfo(I64, (-1,))])
+    return ctx.op("Slice", "opset8", [joined, i64(ctx, [0]), take, i64(ctx, [1]),
+                                       i64(ctx, [0])], outputs=[TensorInfo(I64, (-1,))])[0]
 
 
 def _reduce_to(ctx: NodeContext, ir_type: str, version: str, data: Value, axes: Value,
@@ -93,9 +91,10 @@ def _reduce_to(ctx: NodeContext, ir_type: str, version: str, data: Value, axes: 
     const_axes = ctx.const_value(axes) is not None
     if keep or const_axes or count is None or data.rank is None:
         if final:
-            return emit1(ctx, ir_type, version, [data, axes], {"keep_dims": keep})
-        return ctx.op1(ir_type, version, [data, axes], {"keep_dims": keep})
-    kept = ctx.op1(ir_type, version, [data, axes], {"keep_dims": True})
+            return ctx.op(ir_type, version, [data, axes], {"keep_dims": keep},
+                          refine=ctx.onnx_types(0))[0]
+        return ctx.op(ir_type, version, [data, axes], {"keep_dims": keep})[0]
+    kept = ctx.op(ir_type, version, [data, axes], {"keep_dims": True})[0]
     return drop_axes(ctx, kept, axes, count)
 
 
@@ -105,13 +104,14 @@ def _reduce(ir_type: str, version: str) -> Translator:
         since = _AXES_INPUT_SINCE.get(ctx.node.op_type, _DEFAULT_AXES_INPUT_SINCE)
         axes, count = _reduction_axes(ctx, data, ctx.opset >= since)
         if axes is None:
-            return [emit1(ctx, "Identity", "opset16", [data])]
+            return [ctx.op("Identity", "opset16", [data], refine=ctx.onnx_types(0))[0]]
         keep = ctx.flag("keepdims", 1)
         if data.element_type == BOOL:
             # Max/Min over booleans (opset 20) run on u8 and convert back.
             reduced = _reduce_to(ctx, ir_type, version, convert(ctx, data, U8), axes, count,
                                  keep, False)
-            return [emit1(ctx, "Convert", "opset1", [reduced], {"destination_type": BOOL})]
+            return [ctx.op("Convert", "opset1", [reduced], {"destination_type": BOOL},
+                           refine=ctx.onnx_types(0))[0]]
         return [_reduce_to(ctx, ir_type, version, data, axes, count, keep, True)]
 
     return translate
@@ -142,24 +142,24 @@ def reduce_log_sum(ctx: NodeContext) -> list[Value | None]:
     data, axes, count, keep = _composite_reduce(ctx)
     total = data if axes is None else _reduce_to(ctx, "ReduceSum", "opset1", data, axes, count,
                                                  keep, False)
-    return [emit1(ctx, "Log", "opset1", [total])]
+    return [ctx.op("Log", "opset1", [total], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("ReduceLogSumExp", 1, 11, 13, 18, 28)
 def reduce_log_sum_exp(ctx: NodeContext) -> list[Value | None]:
     data, axes, count, keep = _composite_reduce(ctx)
     if axes is None:
-        return [emit1(ctx, "Identity", "opset16", [data])]
+        return [ctx.op("Identity", "opset16", [data], refine=ctx.onnx_types(0))[0]]
     # log(sum(exp(x - m))) + m with m = max(x): no overflow for large inputs.
-    peak = ctx.op1("ReduceMax", "opset1", [data, axes], {"keep_dims": True})
-    shifted = ctx.op1("Exp", "opset1", [binary(ctx, "Subtract", data, peak)])
-    total = ctx.op1("Log", "opset1", [ctx.op1("ReduceSum", "opset1", [shifted, axes],
-                                              {"keep_dims": True})])
+    peak = ctx.op("ReduceMax", "opset1", [data, axes], {"keep_dims": True})[0]
+    shifted = ctx.op("Exp", "opset1", [binary(ctx, "Subtract", data, peak)])[0]
+    total = ctx.op("Log", "opset1", [ctx.op("ReduceSum", "opset1", [shifted, axes],
+                                              {"keep_dims": True})[0]])[0]
     result = binary(ctx, "Add", total, peak)
     if keep:
-        return [emit1(ctx, "Identity", "opset16", [result])]
+        return [ctx.op("Identity", "opset16", [result], refine=ctx.onnx_types(0))[0]]
     if ctx.const_value(axes) is not None or count is None or data.rank is None:
-        return [emit1(ctx, "Squeeze", "opset1", [result, axes])]
+        return [ctx.op("Squeeze", "opset1", [result, axes], refine=ctx.onnx_types(0))[0]]
     return [drop_axes(ctx, result, axes, count)]
 
 
@@ -168,7 +168,7 @@ def reduce_sum_square(ctx: NodeContext) -> list[Value | None]:
     data, axes, count, keep = _composite_reduce(ctx)
     square = binary(ctx, "Multiply", data, data)
     if axes is None:
-        return [emit1(ctx, "Identity", "opset16", [square])]
+        return [ctx.op("Identity", "opset16", [square], refine=ctx.onnx_types(0))[0]]
     return [_reduce_to(ctx, "ReduceSum", "opset1", square, axes, count, keep, True)]
 
 
@@ -184,21 +184,21 @@ def _arg(mode: str) -> Translator:
         source = data
         if last:
             # The last extreme is the first one of the reversed tensor.
-            source = ctx.op1("Reverse", "opset1", [data, i64(ctx, [axis])], {"mode": "index"},
-                             outputs=[data.info])
+            source = ctx.op("Reverse", "opset1", [data, i64(ctx, [axis])], {"mode": "index"},
+                             outputs=[data.info])[0]
         attrs = {"axis": axis, "mode": mode, "sort": "value", "index_element_type": I64,
                  "stable": True}
         if not last and keep:
-            return [emit(ctx, "TopK", "opset11", [source, i64(ctx, 1)], attrs,
-                         onnx_outputs=(None, 0))[1]]
+            return [ctx.op("TopK", "opset11", [source, i64(ctx, 1)], attrs,
+                           refine=ctx.onnx_types(None, 0))[1]]
         index = ctx.op("TopK", "opset11", [source, i64(ctx, 1)], attrs)[1]
         if last:
             top = binary(ctx, "Subtract", dim_of(ctx, data, axis, keep_1d=False), i64(ctx, 1))
             if keep:
-                return [emit1(ctx, "Subtract", "opset1", [top, index],
-                              {"auto_broadcast": "numpy"})]
+                return [ctx.op("Subtract", "opset1", [top, index],
+                              {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]]
             index = binary(ctx, "Subtract", top, index)
-        return [emit1(ctx, "Squeeze", "opset1", [index, i64(ctx, [axis])])]
+        return [ctx.op("Squeeze", "opset1", [index, i64(ctx, [axis])], refine=ctx.onnx_types(0))[0]]
 
     return translate
 
@@ -223,7 +223,7 @@ def top_k(ctx: NodeContext) -> list[Value | None]:
     # ONNX orders equal values by index; "stable" asks OpenVINO for the same.
     attrs = {"axis": axis, "mode": "max" if largest else "min", "sort": "value",
              "index_element_type": I64, "stable": True}
-    values, indices = emit(ctx, "TopK", "opset11", [data, k], attrs, onnx_outputs=(0, 1))
+    values, indices = ctx.op("TopK", "opset11", [data, k], attrs, refine=ctx.onnx_types(0, 1))
     return [values, indices]
 
 
@@ -233,7 +233,7 @@ def cum_sum(ctx: NodeContext) -> list[Value | None]:
     data, axis = ctx.required_input(0), ctx.required_input(1)
     axis = to_scalar(ctx, axis)
     attrs = {"exclusive": bool(ctx.attr("exclusive", 0)), "reverse": bool(ctx.attr("reverse", 0))}
-    return [emit1(ctx, "CumSum", "opset3", [data, axis], attrs)]
+    return [ctx.op("CumSum", "opset3", [data, axis], attrs, refine=ctx.onnx_types(0))[0]]
 
 
 # -- CumProd --------------------------------------------------------------------------------------
@@ -256,11 +256,11 @@ def cum_prod(ctx: NodeContext) -> list[Value | None]:
     else:
         axis = 0
         swap = _front_swap(ctx, axis_value, rank)
-        data = ctx.op1("Transpose", "opset1", [x, swap])
+        data = ctx.op("Transpose", "opset1", [x, swap])[0]
     bound = max(x.shape) if known is None else x.shape[axis]
     axis_c = i64(ctx, [axis])
     if ctx.attr("reverse", 0):
-        data = ctx.op1("Reverse", "opset1", [data, axis_c], {"mode": "index"})
+        data = ctx.op("Reverse", "opset1", [data, axis_c], {"mode": "index"})[0]
     length = dim_of(ctx, data, axis)
     acc, shift = data, 1
     while shift < bound:
@@ -269,31 +269,31 @@ def cum_prod(ctx: NodeContext) -> list[Value | None]:
     if ctx.attr("exclusive", 0):
         acc = _shifted_ones(ctx, acc, axis, 1, length)
     if ctx.attr("reverse", 0):
-        acc = ctx.op1("Reverse", "opset1", [acc, axis_c], {"mode": "index"})
+        acc = ctx.op("Reverse", "opset1", [acc, axis_c], {"mode": "index"})[0]
     if swap is not None:
-        acc = ctx.op1("Transpose", "opset1", [acc, swap])
-    return [emit1(ctx, "Identity", "opset16", [acc])]
+        acc = ctx.op("Transpose", "opset1", [acc, swap])[0]
+    return [ctx.op("Identity", "opset16", [acc], refine=ctx.onnx_types(0))[0]]
 
 
 def _shifted_ones(ctx: NodeContext, value: Value, axis: int, shift: int,
                   length: Value) -> Value:
     """``value`` moved ``shift`` places along ``axis`` with 1s coming in at the front."""
-    padded = ctx.op1("Pad", "opset12", [value, i64(ctx, [shift if a == axis else 0
+    padded = ctx.op("Pad", "opset12", [value, i64(ctx, [shift if a == axis else 0
                                                          for a in range(value.rank or 0)]),
                                         i64(ctx, [0] * (value.rank or 0)),
-                                        const_of(ctx, 1, value)], {"pad_mode": "constant"})
-    return ctx.op1("Slice", "opset8", [padded, i64(ctx, [0]), length, i64(ctx, [1]),
-                                       i64(ctx, [axis])], outputs=[value.info])
+                                        const_of(ctx, 1, value)], {"pad_mode": "constant"})[0]
+    return ctx.op("Slice", "opset8", [padded, i64(ctx, [0]), length, i64(ctx, [1]),
+                                       i64(ctx, [axis])], outputs=[value.info])[0]
 
 
 def _front_swap(ctx: NodeContext, axis: Value, rank: int) -> Value:
     """The permutation exchanging axis 0 and the run-time ``axis`` (its own inverse)."""
-    index = ctx.op1("FloorMod", "opset1", [to_1d(ctx, convert(ctx, axis, I64)),
+    index = ctx.op("FloorMod", "opset1", [to_1d(ctx, convert(ctx, axis, I64)),
                                            i64(ctx, rank)], {"auto_broadcast": "numpy"},
-                    outputs=[TensorInfo(I64, (1,))])
+                    outputs=[TensorInfo(I64, (1,))])[0]
     positions = concat_1d(ctx, [i64(ctx, [0]), index])
     values = concat_1d(ctx, [index, i64(ctx, [0])])
-    return ctx.op1("ScatterElementsUpdate", "opset12",
+    return ctx.op("ScatterElementsUpdate", "opset12",
                    [i64(ctx, list(range(rank))), positions, values, i64(ctx, 0)],
                    {"reduction": "none", "use_init_val": True},
-                   outputs=[TensorInfo(I64, (rank,))])
+                   outputs=[TensorInfo(I64, (rank,))])[0]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ....opset import TensorInfo
 from ..context import NodeContext, Value, onnx_op
-from ._common import F32, I64, binary, convert, emit1, i64, norm_axes, rank_of, shape_of
+from ._common import F32, I64, binary, convert, i64, norm_axes, rank_of, shape_of
 
 _MODES = {"nearest": "nearest", "linear": "linear_onnx", "bilinear": "linear_onnx",
           "cubic": "cubic"}
@@ -37,7 +37,8 @@ def _legacy(ctx: NodeContext, scales: Value) -> Value:
     rank = rank_of(ctx, x)
     mode = ctx.attr("mode", "nearest")
     attrs = _interpolate_attrs(ctx, rank, mode, "asymmetric", "floor", False)
-    return emit1(ctx, "Interpolate", "opset11", [x, convert(ctx, scales, F32)], attrs)
+    return ctx.op("Interpolate", "opset11", [x, convert(ctx, scales, F32)], attrs,
+                  refine=ctx.onnx_types(0))[0]
 
 
 @onnx_op("Upsample", 1, 7)
@@ -87,7 +88,7 @@ def resize(ctx: NodeContext) -> list[Value | None]:
         inputs = [x, convert(ctx, scales, F32)]  # type: ignore[arg-type]
     if axes is not None:
         inputs.append(i64(ctx, axes))
-    return [emit1(ctx, "Interpolate", "opset11", inputs, attrs)]
+    return [ctx.op("Interpolate", "opset11", inputs, attrs, refine=ctx.onnx_types(0))[0]]
 
 
 def _keep_aspect_ratio(ctx: NodeContext, x: Value, sizes: Value, axes: list[int] | None,
@@ -98,15 +99,15 @@ def _keep_aspect_ratio(ctx: NodeContext, x: Value, sizes: Value, axes: list[int]
         raise ctx.error(f"keep_aspect_ratio_policy {policy!r} is not supported")
     rank = rank_of(ctx, x)
     axes = axes if axes is not None else list(range(rank))
-    dims = ctx.op1("Gather", "opset8", [shape_of(ctx, x), i64(ctx, axes), i64(ctx, 0)],
-                   {"batch_dims": 0}, outputs=[TensorInfo(I64, (len(axes),))])
+    dims = ctx.op("Gather", "opset8", [shape_of(ctx, x), i64(ctx, axes), i64(ctx, 0)],
+                   {"batch_dims": 0}, outputs=[TensorInfo(I64, (len(axes),))])[0]
     dims_f = convert(ctx, dims, F32)
     ratios = binary(ctx, "Divide", convert(ctx, sizes, F32), dims_f, m_pythondiv=True)
     reduce = "ReduceMin" if policy == "not_larger" else "ReduceMax"
-    scale = ctx.op1(reduce, "opset1", [ratios, i64(ctx, [0])], {"keep_dims": True},
-                    outputs=[TensorInfo(F32, (1,))])
-    scaled = ctx.op1("Round", "opset5", [binary(ctx, "Multiply", dims_f, scale)],
-                     {"mode": "half_to_even"})
+    scale = ctx.op(reduce, "opset1", [ratios, i64(ctx, [0])], {"keep_dims": True},
+                    outputs=[TensorInfo(F32, (1,))])[0]
+    scaled = ctx.op("Round", "opset5", [binary(ctx, "Multiply", dims_f, scale)],
+                     {"mode": "half_to_even"})[0]
     return convert(ctx, scaled, I64)
 
 
@@ -125,4 +126,4 @@ def grid_sample(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error(f"mode {mode!r} / padding_mode {padding!r} is not supported")
     attrs = {"align_corners": bool(ctx.attr("align_corners", 0)), "mode": _GRID_MODES[mode],
              "padding_mode": padding}
-    return [emit1(ctx, "GridSample", "opset9", [x, grid], attrs)]
+    return [ctx.op("GridSample", "opset9", [x, grid], attrs, refine=ctx.onnx_types(0))[0]]

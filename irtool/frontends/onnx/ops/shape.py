@@ -17,8 +17,6 @@ from ._common import (
     convert,
     dim_of,
     drop_axes,
-    emit,
-    emit1,
     flatten_2d,
     i64,
     insert_axes,
@@ -39,7 +37,7 @@ def shape(ctx: NodeContext) -> list[Value | None]:
     start = int(ctx.attr("start", 0))
     end = ctx.attr("end")
     if start == 0 and end is None:
-        return [emit1(ctx, "ShapeOf", "opset3", [x], {"output_type": I64})]
+        return [ctx.op("ShapeOf", "opset3", [x], {"output_type": I64}, refine=ctx.onnx_types(0))[0]]
     dims = shape_of(ctx, x)
     stop = INT64_MAX if end is None else int(end)
     if x.rank is not None:  # clamp as ONNX does, so the output length is static
@@ -47,14 +45,16 @@ def shape(ctx: NodeContext) -> list[Value | None]:
         start = min(max(start + rank if start < 0 else start, 0), rank)
         stop = min(max(stop + rank if stop < 0 else stop, 0), rank)
         stop = max(stop, start)
-    return [emit1(ctx, "Slice", "opset8", [dims, i64(ctx, [start]), i64(ctx, [stop]),
-                                           i64(ctx, [1]), i64(ctx, [0])])]
+    return [ctx.op("Slice", "opset8", [dims, i64(ctx, [start]), i64(ctx, [stop]),
+                                           i64(ctx, [1]), i64(ctx, [0])],
+                                           refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Size", 1, 13, 19, 21, 23, 24, 25)
 def size(ctx: NodeContext) -> list[Value | None]:
     dims = shape_of(ctx, ctx.required_input(0))
-    return [emit1(ctx, "ReduceProd", "opset1", [dims, i64(ctx, [0])], {"keep_dims": False})]
+    return [ctx.op("ReduceProd", "opset1", [dims, i64(ctx, [0])], {"keep_dims": False},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 # -- Reshape, Squeeze, Unsqueeze, Flatten --------------------------------------------------------
@@ -71,7 +71,8 @@ def reshape_(ctx: NodeContext) -> list[Value | None]:
                         "one may be -1")
     # ONNX: 0 copies the input dim unless allowzero=1 (then 0 is a real 0).
     special_zero = not bool(ctx.attr("allowzero", 0))
-    return [emit1(ctx, "Reshape", "opset1", [x, target], {"special_zero": special_zero})]
+    return [ctx.op("Reshape", "opset1", [x, target], {"special_zero": special_zero},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 def _axes_from(ctx: NodeContext, attr_until: int) -> list[int] | Value | None:
@@ -95,7 +96,7 @@ def squeeze_(ctx: NodeContext) -> list[Value | None]:
     if axes is None and x.shape is not None and all(d >= 0 for d in x.shape):
         axes = [i for i, d in enumerate(x.shape) if d == 1]
     if axes is None:
-        return [emit1(ctx, "Squeeze", "opset1", [x])]
+        return [ctx.op("Squeeze", "opset1", [x], refine=ctx.onnx_types(0))[0]]
     count = static_count(axes) if isinstance(axes, Value) else None
     if isinstance(axes, Value) and count is not None and x.rank is not None:
         return [drop_axes(ctx, x, axes, count)]
@@ -103,7 +104,7 @@ def squeeze_(ctx: NodeContext) -> list[Value | None]:
         if x.rank is not None:
             axes = norm_axes(ctx, axes, x.rank)
         axes = i64(ctx, axes)
-    return [emit1(ctx, "Squeeze", "opset1", [x, axes])]
+    return [ctx.op("Squeeze", "opset1", [x, axes], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Unsqueeze", 1, 11, 13, 21, 23, 24, 25)
@@ -124,7 +125,7 @@ def unsqueeze_(ctx: NodeContext) -> list[Value | None]:
             # the Slice's inference (and ONNX's) can still tell which dims it keeps.
             return [ctx.const(np.expand_dims(known, tuple(axes)), x.element_type)]
         axes = i64(ctx, axes)
-    return [emit1(ctx, "Unsqueeze", "opset1", [x, axes])]
+    return [ctx.op("Unsqueeze", "opset1", [x, axes], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
@@ -149,7 +150,7 @@ def concat(ctx: NodeContext) -> list[Value | None]:
     axis = int(ctx.attr("axis", 1))
     if values[0].rank is not None:
         axis = norm_axis(ctx, axis, values[0].rank)
-    return [emit1(ctx, "Concat", "opset1", values, {"axis": axis})]
+    return [ctx.op("Concat", "opset1", values, {"axis": axis}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Split", 1, 2, 11, 13, 18)
@@ -186,25 +187,25 @@ def split(ctx: NodeContext) -> list[Value | None]:
         elif dim < 0 and ctx.has_attr("num_outputs") and n > 1:
             lengths = _ceil_chunks(ctx, x, axis, n)
         else:
-            return emit(ctx, "Split", "opset1", [x, i64(ctx, axis)], {"num_splits": n},
-                        onnx_outputs=outputs)
+            return ctx.op("Split", "opset1", [x, i64(ctx, axis)], {"num_splits": n},
+                          refine=ctx.onnx_types(*outputs))
     if isinstance(lengths, list):
         if len(lengths) != n:
             raise ctx.error(f"split has {len(lengths)} entries for {n} outputs")
         lengths = i64(ctx, lengths)
-    return emit(ctx, "VariadicSplit", "opset1", [x, i64(ctx, axis), lengths],
-                onnx_outputs=outputs)
+    return ctx.op("VariadicSplit", "opset1", [x, i64(ctx, axis), lengths],
+                  refine=ctx.onnx_types(*outputs))
 
 
 def _ceil_chunks(ctx: NodeContext, x: Value, axis: int, n: int) -> Value:
     """Run-time lengths [c, ..., c, dim - c*(n-1)] with c = ceil(dim / n)."""
     dim = dim_of(ctx, x, axis)
-    chunk = ctx.op1("Divide", "opset1", [binary(ctx, "Add", dim, i64(ctx, n - 1)), i64(ctx, n)],
+    chunk = ctx.op("Divide", "opset1", [binary(ctx, "Add", dim, i64(ctx, n - 1)), i64(ctx, n)],
                     {"auto_broadcast": "numpy", "m_pythondiv": True},
-                    outputs=[TensorInfo(I64, (1,))])
+                    outputs=[TensorInfo(I64, (1,))])[0]
     rest = binary(ctx, "Subtract", dim, binary(ctx, "Multiply", chunk, i64(ctx, n - 1)))
-    head = ctx.op1("Broadcast", "opset3", [chunk, i64(ctx, [n - 1])], {"mode": "numpy"},
-                   outputs=[TensorInfo(I64, (n - 1,))])
+    head = ctx.op("Broadcast", "opset3", [chunk, i64(ctx, [n - 1])], {"mode": "numpy"},
+                   outputs=[TensorInfo(I64, (n - 1,))])[0]
     return concat_1d(ctx, [head, rest])
 
 
@@ -219,14 +220,14 @@ def transpose(ctx: NodeContext) -> list[Value | None]:
     perm = [int(p) for p in perm]
     if x.rank is not None and perm and sorted(perm) != list(range(x.rank)):
         raise ctx.error(f"perm {perm} is not a permutation of the {x.rank} axes of its input")
-    return [emit1(ctx, "Transpose", "opset1", [x, i64(ctx, perm)])]
+    return [ctx.op("Transpose", "opset1", [x, i64(ctx, perm)], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Expand", 8, 13)
 def expand(ctx: NodeContext) -> list[Value | None]:
     x, target = ctx.required_input(0), ctx.required_input(1)
-    return [emit1(ctx, "Broadcast", "opset3", [x, convert(ctx, target, I64)],
-                  {"mode": "bidirectional"})]
+    return [ctx.op("Broadcast", "opset3", [x, convert(ctx, target, I64)],
+                  {"mode": "bidirectional"}, refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Tile", 1)
@@ -237,13 +238,13 @@ def tile_1(ctx: NodeContext) -> list[Value | None]:
     axis = norm_axis(ctx, int(np.asarray(_const(ctx, 2, "axis")).ravel()[0]), rank)
     repeats = [1] * rank
     repeats[axis] = tiles
-    return [emit1(ctx, "Tile", "opset1", [x, i64(ctx, repeats)])]
+    return [ctx.op("Tile", "opset1", [x, i64(ctx, repeats)], refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Tile", 6, 13)
 def tile(ctx: NodeContext) -> list[Value | None]:
     x, repeats = ctx.required_input(0), ctx.required_input(1)
-    return [emit1(ctx, "Tile", "opset1", [x, convert(ctx, repeats, I64)])]
+    return [ctx.op("Tile", "opset1", [x, convert(ctx, repeats, I64)], refine=ctx.onnx_types(0))[0]]
 
 
 def _const(ctx: NodeContext, index: int, what: str) -> np.ndarray:
@@ -292,7 +293,8 @@ def pad(ctx: NodeContext) -> list[Value | None]:
     inputs = [x, begin, end]
     if mode == "constant":
         inputs.append(value if value is not None else const_of(ctx, 0, x))
-    return [emit1(ctx, "Pad", "opset12", inputs, {"pad_mode": _PAD_MODES[mode]})]
+    return [ctx.op("Pad", "opset12", inputs, {"pad_mode": _PAD_MODES[mode]},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 def _pads_for_axes(ctx: NodeContext, pads: np.ndarray | Value, axes: Value,
@@ -308,17 +310,17 @@ def _pads_for_axes(ctx: NodeContext, pads: np.ndarray | Value, axes: Value,
             full[rank + axis] = pads[n + i]
         return full
     count = static_count(axes)
-    norm = ctx.op1("FloorMod", "opset1", [convert(ctx, axes, I64), i64(ctx, rank)],
-                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (count or -1,))])
-    shifted = ctx.op1("Add", "opset1", [norm, i64(ctx, rank)], {"auto_broadcast": "numpy"},
-                      outputs=[TensorInfo(I64, (count or -1,))])
-    index = ctx.op1("Concat", "opset1", [norm, shifted], {"axis": 0},
-                    outputs=[TensorInfo(I64, (2 * count if count else -1,))])
+    norm = ctx.op("FloorMod", "opset1", [convert(ctx, axes, I64), i64(ctx, rank)],
+                   {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (count or -1,))])[0]
+    shifted = ctx.op("Add", "opset1", [norm, i64(ctx, rank)], {"auto_broadcast": "numpy"},
+                      outputs=[TensorInfo(I64, (count or -1,))])[0]
+    index = ctx.op("Concat", "opset1", [norm, shifted], {"axis": 0},
+                    outputs=[TensorInfo(I64, (2 * count if count else -1,))])[0]
     values = i64(ctx, pads) if isinstance(pads, np.ndarray) else pads
-    return ctx.op1("ScatterElementsUpdate", "opset12",
+    return ctx.op("ScatterElementsUpdate", "opset12",
                    [i64(ctx, [0] * (2 * rank)), index, values, i64(ctx, 0)],
                    {"reduction": "none", "use_init_val": True},
-                   outputs=[TensorInfo(I64, (2 * rank,))])
+                   outputs=[TensorInfo(I64, (2 * rank,))])[0]
 
 
 def _wrap_pad(ctx: NodeContext, x: Value, begin: Value, end: Value, rank: int) -> Value:
@@ -333,24 +335,24 @@ def _wrap_pad(ctx: NodeContext, x: Value, begin: Value, end: Value, rank: int) -
             continue
         before = _element(ctx, begin, begin_c, axis)
         after = _element(ctx, end, end_c, axis)
-        crop_front = binary(ctx, "Maximum", ctx.op1("Negative", "opset1", [before]), zero)
-        crop_back = binary(ctx, "Maximum", ctx.op1("Negative", "opset1", [after]), zero)
+        crop_front = binary(ctx, "Maximum", ctx.op("Negative", "opset1", [before])[0], zero)
+        crop_back = binary(ctx, "Maximum", ctx.op("Negative", "opset1", [after])[0], zero)
         kept = binary(ctx, "Subtract", binary(ctx, "Subtract", dim_of(ctx, out, axis, False),
                                               crop_front), crop_back)
-        start = ctx.op1("Negative", "opset1", [binary(ctx, "Maximum", before, zero)])
+        start = ctx.op("Negative", "opset1", [binary(ctx, "Maximum", before, zero)])[0]
         stop = binary(ctx, "Add", kept, binary(ctx, "Maximum", after, zero))
-        positions = ctx.op1("Range", "opset4", [start, stop, i64(ctx, 1)],
-                            {"output_type": I64}, outputs=[TensorInfo(I64, (-1,))])
+        positions = ctx.op("Range", "opset4", [start, stop, i64(ctx, 1)],
+                            {"output_type": I64}, outputs=[TensorInfo(I64, (-1,))])[0]
         index = binary(ctx, "Add", binary(ctx, "FloorMod", positions, kept), crop_front)
-        out = ctx.op1("Gather", "opset8", [out, index, i64(ctx, axis)], {"batch_dims": 0})
-    return emit1(ctx, "Identity", "opset16", [out])
+        out = ctx.op("Gather", "opset8", [out, index, i64(ctx, axis)], {"batch_dims": 0})[0]
+    return ctx.op("Identity", "opset16", [out], refine=ctx.onnx_types(0))[0]
 
 
 def _element(ctx: NodeContext, vector: Value, known: np.ndarray | None, index: int) -> Value:
     if known is not None:
         return i64(ctx, int(known[index]))
-    return ctx.op1("Gather", "opset8", [vector, i64(ctx, index), i64(ctx, 0)],
-                   {"batch_dims": 0}, outputs=[TensorInfo(I64, ())])
+    return ctx.op("Gather", "opset8", [vector, i64(ctx, index), i64(ctx, 0)],
+                   {"batch_dims": 0}, outputs=[TensorInfo(I64, ())])[0]
 
 
 # -- Slice ------------------------------------------------------------------------------------
@@ -360,8 +362,9 @@ def slice_1(ctx: NodeContext) -> list[Value | None]:
     starts = [int(s) for s in ctx.attr("starts", [])]
     ends = [int(e) for e in ctx.attr("ends", [])]
     axes = [int(a) for a in ctx.attr("axes", list(range(len(starts))))]
-    return [emit1(ctx, "Slice", "opset8", [x, i64(ctx, starts), i64(ctx, ends),
-                                           i64(ctx, [1] * len(starts)), i64(ctx, axes)])]
+    return [ctx.op("Slice", "opset8", [x, i64(ctx, starts), i64(ctx, ends),
+                                           i64(ctx, [1] * len(starts)), i64(ctx, axes)],
+                                           refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Slice", 10, 11, 13)
@@ -373,14 +376,14 @@ def slice_(ctx: NodeContext) -> list[Value | None]:
     count = starts.shape[0] if starts.shape is not None and starts.shape[0] >= 0 else None
     if steps is None:
         if count is None:
-            steps = ctx.op1("Broadcast", "opset3", [i64(ctx, 1), shape_of(ctx, starts)],
-                            {"mode": "numpy"}, outputs=[TensorInfo(I64, (-1,))])
+            steps = ctx.op("Broadcast", "opset3", [i64(ctx, 1), shape_of(ctx, starts)],
+                            {"mode": "numpy"}, outputs=[TensorInfo(I64, (-1,))])[0]
         else:
             steps = i64(ctx, [1] * count)
     inputs = [x, starts, ends, convert(ctx, steps, I64)]
     if axes is not None:
         inputs.append(convert(ctx, axes, I64))
-    return [emit1(ctx, "Slice", "opset8", inputs)]
+    return [ctx.op("Slice", "opset8", inputs, refine=ctx.onnx_types(0))[0]]
 
 
 # -- constants ----------------------------------------------------------------------------------
@@ -423,14 +426,15 @@ def constant_of_shape(ctx: NodeContext) -> list[Value | None]:
         if array.size != 1:
             raise ctx.error(f"value must hold one element, not {array.size}")
         scalar = ctx.const(array.reshape(()), onnx_type(ctx, attr.t.data_type))
-    return [emit1(ctx, "Broadcast", "opset3", [scalar, target], {"mode": "numpy"})]
+    return [ctx.op("Broadcast", "opset3", [scalar, target], {"mode": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Range", 11, 27)
 def range_(ctx: NodeContext) -> list[Value | None]:
     start, limit, delta = (to_scalar(ctx, ctx.required_input(i)) for i in range(3))
-    return [emit1(ctx, "Range", "opset4", [start, limit, delta],
-                  {"output_type": start.element_type})]
+    return [ctx.op("Range", "opset4", [start, limit, delta],
+                  {"output_type": start.element_type}, refine=ctx.onnx_types(0))[0]]
 
 
 # -- DepthToSpace, SpaceToDepth -------------------------------------------------------------
@@ -442,8 +446,9 @@ def depth_to_space(ctx: NodeContext) -> list[Value | None]:
     mode = ctx.attr("mode", "DCR")
     if mode not in _BLOCK_MODES:
         raise ctx.error(f"mode {mode!r} is not supported")
-    return [emit1(ctx, "DepthToSpace", "opset1", [ctx.required_input(0)],
-                  {"block_size": int(ctx.attr("blocksize")), "mode": _BLOCK_MODES[mode]})]
+    return [ctx.op("DepthToSpace", "opset1", [ctx.required_input(0)],
+                  {"block_size": int(ctx.attr("blocksize")), "mode": _BLOCK_MODES[mode]},
+                  refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("SpaceToDepth", 1, 13, 28)
@@ -451,7 +456,8 @@ def space_to_depth(ctx: NodeContext) -> list[Value | None]:
     mode = ctx.attr("mode", "DCR")
     if mode not in _BLOCK_MODES:
         raise ctx.error(f"mode {mode!r} is not supported")
-    return [emit1(ctx, "SpaceToDepth", "opset1", [ctx.required_input(0)],
-                  {"block_size": int(ctx.attr("blocksize")), "mode": _BLOCK_MODES[mode]})]
+    return [ctx.op("SpaceToDepth", "opset1", [ctx.required_input(0)],
+                  {"block_size": int(ctx.attr("blocksize")), "mode": _BLOCK_MODES[mode]},
+                  refine=ctx.onnx_types(0))[0]]
 
 

@@ -17,7 +17,6 @@ from ._common import (
     binary,
     convert,
     dim_of,
-    emit1,
     i64,
     rank_of,
     squeeze,
@@ -33,9 +32,9 @@ def _complex(ctx: NodeContext, x: Value) -> Value:
     zeros = i64(ctx, [0] * rank)
     end = i64(ctx, [0] * (rank - 1) + [1])
     shape = None if x.shape is None else (*x.shape[:-1], 2)
-    return ctx.op1("Pad", "opset12", [x, zeros, end, ctx.const(np.zeros((), x.element_type.dtype),
+    return ctx.op("Pad", "opset12", [x, zeros, end, ctx.const(np.zeros((), x.element_type.dtype),
                                                                x.element_type)],
-                   {"pad_mode": "constant"}, outputs=[TensorInfo(x.element_type, shape)])
+                   {"pad_mode": "constant"}, outputs=[TensorInfo(x.element_type, shape)])[0]
 
 
 def _axis(ctx: NodeContext, rank: int) -> Value:
@@ -46,9 +45,9 @@ def _axis(ctx: NodeContext, rank: int) -> Value:
             return i64(ctx, [rank - 2])
         const = ctx.const_value(given)
         if const is None:
-            return ctx.op1("FloorMod", "opset1", [to_1d(ctx, convert(ctx, given, I64)),
+            return ctx.op("FloorMod", "opset1", [to_1d(ctx, convert(ctx, given, I64)),
                                                   i64(ctx, rank)],
-                           {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (1,))])
+                           {"auto_broadcast": "numpy"}, outputs=[TensorInfo(I64, (1,))])[0]
         axis = int(np.ravel(const)[0])
     else:
         axis = int(ctx.attr("axis", 1))
@@ -73,13 +72,16 @@ def dft(ctx: NodeContext) -> list[Value | None]:
     if not inverse and onesided:
         if not real:
             raise ctx.error("onesided DFT needs a real input")
-        return [emit1(ctx, "RDFT", "opset9", [squeeze(ctx, x, [rank - 1]), axes, *size])]
+        return [ctx.op("RDFT", "opset9", [squeeze(ctx, x, [rank - 1]), axes, *size],
+                       refine=ctx.onnx_types(0))[0]]
     if inverse and onesided:
         # The input is the onesided half of a Hermitian spectrum; the result is real.
-        signal = ctx.op1("IRDFT", "opset9", [x, axes, *size])
-        return [emit1(ctx, "Unsqueeze", "opset1", [signal, i64(ctx, [-1])])]
+        signal = ctx.op("IRDFT", "opset9", [x, axes, *size])[0]
+        return [ctx.op("Unsqueeze", "opset1", [signal, i64(ctx, [-1])],
+                       refine=ctx.onnx_types(0))[0]]
     data = _complex(ctx, x) if real else x
-    return [emit1(ctx, "IDFT" if inverse else "DFT", "opset7", [data, axes, *size])]
+    return [ctx.op("IDFT" if inverse else "DFT", "opset7", [data, axes, *size],
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("STFT", 17)
@@ -100,19 +102,19 @@ def stft(ctx: NodeContext) -> list[Value | None]:
     # Frame starts 0, step, ... while a whole frame fits; each frame is start + 0..size-1.
     length = dim_of(ctx, signal, 1, keep_1d=False)
     last = binary(ctx, "Add", binary(ctx, "Subtract", length, size), i64(ctx, 1))
-    starts = ctx.op1("Range", "opset4", [i64(ctx, 0), last, step], {"output_type": I64},
-                     outputs=[TensorInfo(I64, (-1,))])
-    offsets = ctx.op1("Range", "opset4", [i64(ctx, 0), size, i64(ctx, 1)],
-                      {"output_type": I64}, outputs=[TensorInfo(I64, (-1,))])
+    starts = ctx.op("Range", "opset4", [i64(ctx, 0), last, step], {"output_type": I64},
+                     outputs=[TensorInfo(I64, (-1,))])[0]
+    offsets = ctx.op("Range", "opset4", [i64(ctx, 0), size, i64(ctx, 1)],
+                      {"output_type": I64}, outputs=[TensorInfo(I64, (-1,))])[0]
     index = binary(ctx, "Add", unsqueeze(ctx, starts, [1]), unsqueeze(ctx, offsets, [0]))
     data = squeeze(ctx, signal, [2]) if real else signal
-    frames = ctx.op1("Gather", "opset8", [data, index, i64(ctx, 1)], {"batch_dims": 0})
+    frames = ctx.op("Gather", "opset8", [data, index, i64(ctx, 1)], {"batch_dims": 0})[0]
     if window is not None:
         shaped = window if real else unsqueeze(ctx, window, [1])
         frames = binary(ctx, "Multiply", frames, convert(ctx, shaped, signal.element_type))
     axes = i64(ctx, [2])
     if real and bool(ctx.attr("onesided", 1)):
-        return [emit1(ctx, "RDFT", "opset9", [frames, axes])]
+        return [ctx.op("RDFT", "opset9", [frames, axes], refine=ctx.onnx_types(0))[0]]
     if real:
         frames = _complex(ctx, unsqueeze(ctx, frames, [3]))
-    return [emit1(ctx, "DFT", "opset7", [frames, axes])]
+    return [ctx.op("DFT", "opset7", [frames, axes], refine=ctx.onnx_types(0))[0]]
