@@ -11,7 +11,8 @@ parses them into typed fields once, and then offers
 
 Ops are registered under ``(type, "opsetN")``, where N is the opset that
 introduced that version of the operation, exactly as OpenVINO writes the
-``version`` attribute. ``lookup`` also accepts a later opset (``opset8`` for
+``version`` attribute; the registry (``irtool.core.registry``, the convention of both
+op trees) keys them by N. ``lookup`` also accepts a later opset (``opset8`` for
 ``Add`` still means ``Add-1``), as OpenVINO's reader does.
 """
 
@@ -23,6 +24,7 @@ from typing import ClassVar, TypeVar
 
 import numpy as np
 
+from ..core.registry import Registry
 from ..ir.graph import Shape, TensorInfo, parse_shape
 from ..ir.types import ElementType, element_type
 
@@ -213,8 +215,19 @@ _REQUIRED = object()
 REQUIRED = _REQUIRED
 """Pass as ``default`` to make an attribute mandatory."""
 
-_REGISTRY: dict[tuple[str, str], type[Op]] = {}
+_REGISTRY: Registry[type[Op]] = Registry("")
 OpT = TypeVar("OpT", bound=type[Op])
+
+
+def _key(version: str) -> int | str:
+    """The registry's key of an IR version: N for ``"opsetN"``, else the text itself."""
+    if version.startswith("opset") and version[5:].isdigit():
+        return int(version[5:])
+    return version
+
+
+def _text(key: int | str) -> str:
+    return f"opset{key}" if isinstance(key, int) else key
 
 
 def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
@@ -222,10 +235,10 @@ def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
 
     def deco(cls: OpT) -> OpT:
         for version in versions:
-            key = (op_type, version)
-            if key in _REGISTRY and _REGISTRY[key] is not cls:
-                raise ValueError(f"{op_type}-{version} is registered twice")
-            _REGISTRY[key] = cls
+            try:
+                _REGISTRY.add(op_type, _key(version), cls)
+            except ValueError:
+                raise ValueError(f"{op_type}-{version} is registered twice") from None
         if "type" not in cls.__dict__:
             cls.type = op_type
             cls.version = versions[0]
@@ -234,31 +247,14 @@ def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
     return deco
 
 
-def _opset_number(version: str) -> int | None:
-    if version.startswith("opset") and version[5:].isdigit():
-        return int(version[5:])
-    return None
-
-
 def lookup(op_type: str, version: str) -> type[Op] | None:
     """The class for ``op_type`` in ``version`` (``"opsetN"``), or None."""
-    cls = _REGISTRY.get((op_type, version))
-    if cls is not None:
-        return cls
-    wanted = _opset_number(version)
-    if wanted is None:
-        return None
-    best: tuple[int, type[Op]] | None = None
-    for (t, v), c in _REGISTRY.items():
-        n = _opset_number(v)
-        if t == op_type and n is not None and n <= wanted and (best is None or n > best[0]):
-            best = (n, c)
-    return best[1] if best else None
+    return _REGISTRY.find(op_type, _key(version))
 
 
 def registered() -> list[tuple[str, str]]:
     """Every registered ``(type, version)`` pair, sorted."""
-    return sorted(_REGISTRY)
+    return sorted((op_type, _text(key)) for op_type, key, _ in _REGISTRY)
 
 
 def make_op(op_type: str, version: str, attrs: Mapping[str, str] | None = None) -> Op:

@@ -26,6 +26,7 @@ import onnx
 from onnx import helper as onnx_helper
 
 from ...core.errors import ConversionError
+from ...core.registry import Registry
 from ...ir.builder import GraphBuilder, Value, ir_attr
 from ...ir.graph import Graph
 from ...ir.types import ElementType
@@ -330,7 +331,7 @@ def dense_array(sparse: onnx.SparseTensorProto, fail: Callable[[str], Exception]
     return out.reshape(dims)
 
 
-_TRANSLATORS: dict[str, dict[int, Translator]] = {}
+_TRANSLATORS: Registry[Translator] = Registry("ONNX ")
 
 
 def qualified(op_type: str, domain: str = "") -> str:
@@ -348,11 +349,8 @@ def onnx_op(op_type: str, *since_versions: int, domain: str = ""
     """
 
     def deco(fn: Translator) -> Translator:
-        versions = _TRANSLATORS.setdefault(qualified(op_type, domain), {})
         for v in since_versions:
-            if v in versions and versions[v] is not fn:
-                raise ValueError(f"ONNX {op_type}-{v} has two translators")
-            versions[v] = fn
+            _TRANSLATORS.add(qualified(op_type, domain), v, fn)
         return fn
 
     return deco
@@ -361,13 +359,13 @@ def onnx_op(op_type: str, *since_versions: int, domain: str = ""
 def find_translator(op_type: str, opset: int, domain: str = "") -> Translator | None:
     """The translator for ``op_type`` of ``domain`` in a model importing ``opset`` of that
     domain: the newest since-version <= opset."""
-    versions = _TRANSLATORS.get(qualified(op_type, domain))
-    if not versions:
-        return None
-    usable = [v for v in versions if v <= opset]
-    return versions[max(usable)] if usable else None
+    return _TRANSLATORS.find(qualified(op_type, domain), opset)
 
 
 def translators() -> dict[str, list[int]]:
     """Every registered ONNX op (``qualified`` names) with its since-versions."""
-    return {op: sorted(vs) for op, vs in sorted(_TRANSLATORS.items())}
+    found: dict[str, list[int]] = {}
+    for op, version, _ in _TRANSLATORS:
+        if isinstance(version, int):
+            found.setdefault(op, []).append(version)
+    return {op: sorted(vs) for op, vs in sorted(found.items())}

@@ -295,7 +295,7 @@ def test_a_translator_bug_is_an_internal_error_naming_the_node(
     def broken(ctx: onnx_context.NodeContext) -> list:
         return [None] * (1 // 0)
 
-    monkeypatch.setitem(onnx_context._TRANSLATORS, "Relu", {1: broken})
+    monkeypatch.setitem(onnx_context._TRANSLATORS._items, "Relu", {1: broken})
     path = tmp_path / "relu.onnx"
     onnx.save(_relu(), path)
     with pytest.raises(irtool.InternalError) as info:
