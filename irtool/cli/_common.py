@@ -41,7 +41,7 @@ def load_npz(path: str) -> dict:
         raise IRToolError(f"cannot read inputs: {err}", file=path) from None
 
 
-def progress_bar(items: Sequence, what: str, *, unit: str, quiet: bool):  # type: ignore[no-untyped-def]
+def progress_bar(items: Sequence, what: str, *, unit: str, quiet: bool):
     """``items``, with a tqdm bar on stderr when it is a terminal (and not ``-q``)."""
     from tqdm import tqdm
 

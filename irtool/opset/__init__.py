@@ -10,6 +10,7 @@ import pkgutil
 
 from .base import (
     REQUIRED,
+    Attrs,
     Kernel,
     NumpyCall,
     Op,
@@ -26,6 +27,6 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "REQUIRED", "Kernel", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op",
-    "register", "registered",
+    "REQUIRED", "Attrs", "Kernel", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup",
+    "make_op", "register", "registered",
 ]

@@ -59,6 +59,10 @@ Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 runtime's specialised kernels)."""
 
 
+Attrs = Mapping[str, str]
+"""A layer's ``<data>`` attributes, as the IR writes them: text by name."""
+
+
 class AttributeParseError(ValueError):
     """An attribute that is missing or malformed (wrapped with the layer by callers)."""
 
@@ -91,8 +95,8 @@ class Op:
     """Output indices nothing reads (the runtime sets them when it compiles a plan); a kernel
     may skip their work and return an uninitialised array of the right shape and type."""
 
-    def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
-        self.attrs: Mapping[str, str] = attrs or {}
+    def __init__(self, attrs: Attrs | None = None) -> None:
+        self.attrs: Attrs = attrs or {}
 
     # -- attribute parsing (IR attributes are strings) ------------------------
     def _raw(self, name: str, default: object) -> str | None:

@@ -22,7 +22,7 @@ from ._nn import (
     slice_index,
     vector_length,
 )
-from .base import Op, TensorInfo, register
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -39,7 +39,7 @@ class Gather(Op):
 
     batching = "gather"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = self.attr_int("batch_dims", 0)
 
@@ -110,7 +110,7 @@ class Gather7(Gather):
 class Gather1(Gather):
     """Gather-1: no ``batch_dims``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = 0
 
@@ -119,7 +119,7 @@ class Gather1(Gather):
 class GatherElements(Op):
     """GatherElements-6: ``out[i][j]... = data[..., indices[i][j]..., ...]`` along ``axis``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", 0)
 
@@ -156,7 +156,7 @@ class GatherND(Op):
 
     flatten_batch = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = self.attr_int("batch_dims", 0)
 
@@ -298,7 +298,7 @@ class StridedSlice(Op):
     """StridedSlice-1: begin/end/strides with begin, end, new_axis, shrink_axis and ellipsis
     masks (a 1 in ``begin_mask``/``end_mask`` ignores that begin/end)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.begin_mask = self.attr_ints("begin_mask", [])
         self.end_mask = self.attr_ints("end_mask", [])
@@ -386,7 +386,7 @@ class OneHot(Op):
 
     normalize_negative = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", -1)
 
@@ -423,7 +423,7 @@ class OneHot(Op):
 class OneHot16(OneHot):
     """OneHot-16: ``negative_indices_mode`` ``ignore_negative`` (default) or ``normalize``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         mode = self.attr_str("negative_indices_mode", "ignore_negative").lower()
         self.normalize_negative = mode == "normalize"
@@ -436,7 +436,7 @@ class OneHot16(OneHot):
 class NonZero(Op):
     """NonZero-3: ``[rank, count]`` coordinates of the non-zero elements in row-major order."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "i64")
         self._dtype = self.output_type.dtype
@@ -460,7 +460,7 @@ class Unique(Op):
     the inverse mapping and counts; ``sorted`` orders them ascending, else by first
     occurrence."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.sorted = self.attr_bool("sorted", True)
         self.index_type = self.attr_type("index_element_type", "i64")
@@ -516,7 +516,7 @@ class Bucketize(Op):
     """Bucketize-3: bucket index of each element; ``with_right_bound`` makes buckets
     ``(left, right]``, else ``[left, right)``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "i64")
         self.side = "left" if self.attr_bool("with_right_bound", True) else "right"
@@ -534,7 +534,7 @@ class Bucketize(Op):
 class Eye(Op):
     """Eye-9: ``[*batch_shape, rows, cols]`` with ones on the ``diagonal_index`` diagonal."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "f32")
 
@@ -557,5 +557,5 @@ class Eye(Op):
         eye = np.eye(rows, cols, k=k, dtype=self.output_type.dtype)  # type: ignore[arg-type]
         if len(inputs) > 3:
             batch = ints(inputs[3]) or []
-            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()  # type: ignore[misc]
+            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()
         return [eye]

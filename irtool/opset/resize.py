@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ._nn import ints, norm_axes, same
-from .base import Op, TensorInfo, register
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 F32 = np.float32
@@ -122,7 +122,7 @@ def _bicubic_filter(a: float) -> Callable[[np.ndarray], np.ndarray]:
 class _InterpolateBase(Op):
     """Interpolate-4/11 attributes and the separable kernel."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mode = self.attr_str("mode", "nearest").lower()
         self.shape_mode = self.attr_str("shape_calculation_mode", "sizes").lower()
@@ -319,7 +319,7 @@ class Interpolate1(_InterpolateBase):
     """Interpolate-1: attributes axes, mode, align_corners, antialias, pads; input 1 holds the
     sizes of ``axes``. Evaluated as Interpolate-4 the way OpenVINO converts it."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axes = self.attr_ints("axes", [])
         self.align_corners = self.attr_bool("align_corners", False)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._nn import norm_axis, scalar_int, slice_index
-from .base import Op, TensorInfo, register
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -65,7 +65,7 @@ class ScatterElementsUpdate(_SameAsData):
     Integer means round toward zero, as OpenVINO's CPU plugin does.
     """
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = self.attr_str("reduction", "none").lower()
         self.use_init_val = self.attr_bool("use_init_val", True)
@@ -112,7 +112,7 @@ class ScatterElementsUpdate(_SameAsData):
 class ScatterElementsUpdate3(ScatterElementsUpdate):
     """ScatterElementsUpdate-3: no reduction."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = "none"
         self.use_init_val = True
@@ -122,7 +122,7 @@ class ScatterElementsUpdate3(ScatterElementsUpdate):
 class ScatterNDUpdate(_SameAsData):
     """ScatterNDUpdate-15: ``reduction`` none/sum/sub/prod/min/max."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = self.attr_str("reduction", "none").lower()
 
@@ -149,7 +149,7 @@ class ScatterNDUpdate3(ScatterNDUpdate):
     """ScatterNDUpdate-3 (OpenVINO writes it as ``opset4``, where it first appeared): no
     reduction."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = "none"
 

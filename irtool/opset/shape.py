@@ -24,7 +24,7 @@ from ._nn import (
     scalar_int,
     vector_length,
 )
-from .base import Op, TensorInfo, broadcast_shapes, register
+from .base import Attrs, Op, TensorInfo, broadcast_shapes, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -39,7 +39,7 @@ class Reshape(Op):
 
     batching = "reshape"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.special_zero = self.attr_bool("special_zero", False)
 
@@ -170,7 +170,7 @@ class Squeeze15(Squeeze):
     """Squeeze-15: ``allow_axis_skip`` makes the output rank dynamic when a listed axis is
     dynamic (it might not be 1)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.allow_axis_skip = self.attr_bool("allow_axis_skip", False)
 
@@ -212,7 +212,7 @@ class Concat(Op):
 
     batching = "concat"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", 0)
 
@@ -249,7 +249,7 @@ class Concat(Op):
 class Split(Op):
     """Split-1: ``num_splits`` equal parts along the axis given by input 1."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.num_splits = self.attr_int("num_splits", 1)
 
@@ -375,7 +375,7 @@ class Broadcast(Op):
 
     default_mode = "numpy"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mode = self.attr_str("mode", self.default_mode).lower()
         if self.mode == "none":  # Broadcast-1 writes its explicit mode as AutoBroadcast "none"
@@ -493,7 +493,7 @@ class Pad(Op):
 
     _NUMPY_MODE = {"edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.pad_mode = self.attr_str("pad_mode", "constant").lower()
         if self.pad_mode not in ("constant", "edge", "reflect", "symmetric"):
@@ -549,7 +549,7 @@ class ShapeOf(Op):
 
     default_type = "i64"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", self.default_type)
         self._dtype = self.output_type.dtype
@@ -587,7 +587,7 @@ class Identity(Op):
 class Reverse(Op):
     """Reverse-1: ``mode`` ``index`` (axes listed) or ``mask`` (boolean per axis)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mode = self.attr_str("mode", "index").lower()
 
@@ -607,7 +607,7 @@ class Reverse(Op):
 class ReverseSequence(Op):
     """ReverseSequence-1: reverses the first ``seq_lengths[b]`` items of each batch entry."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_axis = self.attr_int("batch_axis", 0)
         self.seq_axis = self.attr_int("seq_axis", 1)
@@ -644,7 +644,7 @@ class _BlockRearrange(Op):
 
     to_space: bool
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mode = self.attr_str("mode", "blocks_first").lower()
         self.block_size = self.attr_int("block_size", 1)
@@ -767,7 +767,7 @@ class SpaceToBatch(Op):
 class ShuffleChannels(Op):
     """ShuffleChannels-1: splits ``axis`` into ``group`` x rest and swaps the two."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", 1)
         self.group = self.attr_int("group", 1)

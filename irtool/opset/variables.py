@@ -20,13 +20,13 @@ import numpy as np
 
 from ..ir.graph import Shape
 from ..ir.types import ElementType
-from .base import REQUIRED, AttributeParseError, Op, TensorInfo, register
+from .base import REQUIRED, AttributeParseError, Attrs, Op, TensorInfo, register
 
 
 class _Variable(Op):
     """The attributes every stateful op has: the variable it reads or writes."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.variable_id = self.attr_str("variable_id", REQUIRED)
         if not self.variable_id:
@@ -66,7 +66,7 @@ class ReadValue6(ReadValue3):
     """ReadValue-6: ``variable_type`` and ``variable_shape`` declared; the initial-value
     input is optional (zeros of the declared, then static, shape without it)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         declared = self.attr_type("variable_type", "dynamic")
         self.declared_type: ElementType | None = None if declared.kind == "dynamic" else declared

@@ -312,7 +312,7 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
     return result
 
 
-def _condition_check(layer: Layer, scope: str):  # type: ignore[no-untyped-def]
+def _condition_check(layer: Layer, scope: str):
     def check(value: np.ndarray) -> bool:
         return _scalar(value, "the body's execution condition", "b", layer, scope)  # type: ignore[return-value]
 
@@ -383,12 +383,12 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         # The batched form runs exactly ``trip`` iterations over whole sliced inputs;
         # anything else (no iteration, unbounded, over the cap) is the loop's to handle.
         if batched is not None and cond and 0 < trip <= cap and \
-                _batch_fits(batched, it, inputs, trip):  # type: ignore[arg-type]
+                _batch_fits(batched, it, inputs, trip):
             try:
                 return batched[1].execute(inputs)
             except IRToolError:
                 pass  # the loop says which body layer fails, in which iteration
-        return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),  # type: ignore[operator]
+        return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),
                     bool(cond), cap, note)
 
     loop.iteration = it  # type: ignore[attr-defined]  # for tests and inspection

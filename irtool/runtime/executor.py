@@ -64,7 +64,7 @@ class Executor:
     @property
     def variables(self) -> Variables:
         """The plan's variable store (see ``state``)."""
-        return self.options.variables  # type: ignore[return-value]
+        return self.options.variables
 
     @property
     def input_names(self) -> list[str]:

@@ -101,7 +101,7 @@ class _Walk:
             with contextlib.suppress(OSError, ValueError):
                 self.buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
-    def fields(self, start: int, end: int):  # type: ignore[no-untyped-def]
+    def fields(self, start: int, end: int):
         """``(number, wire type, field start, value start, value end)`` of each field."""
         buf, pos = self.buf, start
         while pos < end:

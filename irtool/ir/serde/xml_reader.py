@@ -134,7 +134,7 @@ class _Reader:
                for a in ("from-layer", "from-port", "to-layer", "to-port")]
         if any(i is None for i in ids):
             return None
-        return (*ids, el.sourceline)  # type: ignore[return-value]
+        return (*ids, el.sourceline)
 
     def connect(self, graph: Graph, edges: list[tuple[int, int, int, int, int]],
                 scope: str) -> None:

@@ -173,7 +173,7 @@ class _Generator:
             found[k] = (q, int(axes.reshape(-1)[0]))
         return found
 
-    def build(self, squeeze: bool) -> tuple[Callable, str]:  # type: ignore[type-arg]
+    def build(self, squeeze: bool) -> tuple[Callable, str]:
         """The generated ``run``, and its source; ``squeeze``: the variant taking squeezed
         parts for ``self.squeeze``."""
         it, body, steps, name = self.it, self.body, self.steps, self.name

@@ -63,7 +63,7 @@ class Code:
     def indented(self, depth: int) -> list[tuple[str, int | None]]:
         return [("    " * depth + line, step) for line, step in self.lines]
 
-    def build(self, what: str, args: str, body: list,  # type: ignore[type-arg]
+    def build(self, what: str, args: str, body: list,
               comment: Callable[[int], str]) -> Callable:
         """Compile ``def run(<args>): <body>`` (``body`` mixes plain lines and the
         ``(line, step)`` pairs of ``indented``) over the names in ``free``; ``what`` names
@@ -96,7 +96,7 @@ class Code:
         # mtime None: linecache.checkcache keeps the entry (there is no file to check).
         linecache.cache[filename] = (len(text), None, [ln + "\n" for ln in source], filename)
         weakref.finalize(run, linecache.cache.pop, filename, None)
-        return run  # type: ignore[no-any-return]
+        return run
 
 
 _BUILT = itertools.count(1)  # numbers the generated functions: each its own linecache entry

@@ -175,7 +175,7 @@ def split(ctx: NodeContext) -> list[Value | None]:
                 convert(ctx, given, I64)
     outputs = list(range(n))
     if lengths is None:
-        dim = x.shape[axis] if x.shape is not None else -1  # type: ignore[index]
+        dim = x.shape[axis] if x.shape is not None else -1
         if ctx.has_attr("num_outputs") and int(ctx.attr("num_outputs")) != n:
             # Checked before anything is sized by it: num_outputs=3e8 would allocate GBs.
             raise ctx.error(f"num_outputs is {ctx.attr('num_outputs')} but the node has {n} "
