@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .runtime.session import CompiledModel
     from .tools.check import CheckReport
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 # What each call did and how long it took: `irtool -v` shows these (Python's logging).
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from .errors import IRToolError
 _LOADED: dict[Path, ModuleType] = {}
 
 
-def load_extension(path: str | os.PathLike) -> ModuleType:
+def load_extension(path: str | os.PathLike[str]) -> ModuleType:
     """Run the extension file ``path`` once per process (a second call returns the module
     loaded the first time) and return it as a module."""
     file = Path(path)

@@ -25,7 +25,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no locks, no sweep of killed writes' files
     fcntl = None  # type: ignore[assignment]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def _umask() -> int:
@@ -86,7 +86,7 @@ def _temporary(path: Path) -> tuple[Path, int]:
     return Path(tmp), fd
 
 
-def abandoned(lock: str | os.PathLike) -> bool:
+def abandoned(lock: str | os.PathLike[str]) -> bool:
     """Whether the file ``lock`` exists and no process holds a lock on it: its owner, who
     locked it when making it and keeps it locked while alive, is gone. (False where there
     are no locks: Windows.)"""

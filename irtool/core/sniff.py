@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .errors import IRToolError
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 _WHAT = {
     "ir": "an OpenVINO IR .xml",

@@ -24,7 +24,7 @@ from ..ir import Model, read_model, write_model
 from ..ir.types import ELEMENT_TYPES, ElementType, from_raw_bits
 from .base import Engine, Feed, first_line, flatten_steps, one_line, split_steps
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 def _irtool_output_names(model: Model | None) -> list[str]:
     return model.output_names() if model is not None else []
@@ -148,6 +148,7 @@ def _from_openvino(tensor: Any) -> np.ndarray:
     if ours is None:
         return data
     shape = tuple(tensor.get_shape())
+    assert ours.dtype is not None  # _raw_bits_type gives only types numpy has
     if ours.bitwidth == 4:
         raw = data.view(np.uint8).ravel()
         nibbles = np.empty(raw.size * 2, dtype=np.uint8)
@@ -224,7 +225,7 @@ class OpenVINOEngine(Engine):
 
     name = "openvino"
 
-    def __init__(self, xml_path: str | os.PathLike) -> None:
+    def __init__(self, xml_path: str | os.PathLike[str]) -> None:
         self.xml_path = Path(xml_path)
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
@@ -238,8 +239,8 @@ class OpenVINOSessionEngine(Engine):
 
     name = "openvino"
 
-    def __init__(self, xml_path: str | os.PathLike,
-                 extensions: Sequence[str | os.PathLike] = ()) -> None:
+    def __init__(self, xml_path: str | os.PathLike[str],
+                 extensions: Sequence[str | os.PathLike[str]] = ()) -> None:
         self.xml_path = Path(xml_path)
         self.extensions = [str(e) for e in extensions]
 
@@ -258,7 +259,7 @@ class OpenVINOFrontendEngine(Engine):
 
     name = "openvino-frontend"
 
-    def __init__(self, onnx_path: str | os.PathLike) -> None:
+    def __init__(self, onnx_path: str | os.PathLike[str]) -> None:
         self.onnx_path = Path(onnx_path)
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ class IrtoolEngine(Engine):
 
     name = "irtool"
 
-    def __init__(self, model_or_path: Model | str | os.PathLike,
+    def __init__(self, model_or_path: Model | str | os.PathLike[str],
                  max_iterations: int | None = None) -> None:
         self.model_or_path = model_or_path
         self.max_iterations = max_iterations

@@ -12,13 +12,16 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
 import numpy as np
 
 from ..core.scopes import body_scope, layer_path
 from .types import ElementType, element_type, from_numpy, unpack
+
+if TYPE_CHECKING:  # the buffer protocol's type (typing_extensions' stubs come with mypy)
+    from typing_extensions import Buffer
 
 Shape = tuple[int, ...]
 """Static or partly dynamic shape: ``-1`` marks a dynamic dimension."""
@@ -175,7 +178,7 @@ class ConstData:
 
     __slots__ = ("_buffer", "offset", "size", "source")
 
-    def __init__(self, buffer: bytes | memoryview | np.ndarray, offset: int = 0,
+    def __init__(self, buffer: Buffer, offset: int = 0,
                  size: int | None = None, source: tuple[str, int] | None = None) -> None:
         self._buffer = buffer
         self.offset = offset
@@ -403,13 +406,14 @@ class Graph:
         return max(self.nx.nodes, default=-1) + 1
 
     def layer(self, layer_id: int) -> Layer:
-        return self.nx.nodes[layer_id]["layer"]
+        layer: Layer = self.nx.nodes[layer_id]["layer"]
+        return layer
 
     def __contains__(self, layer_id: object) -> bool:
         return layer_id in self.nx
 
     def __len__(self) -> int:
-        return self.nx.number_of_nodes()
+        return int(self.nx.number_of_nodes())
 
     @property
     def layers(self) -> list[Layer]:
@@ -440,7 +444,7 @@ class Graph:
         for u, k in doomed:
             self.nx.remove_edge(u, dst, key=k)
 
-    def _ordered_edges(self) -> list[tuple[int, int, dict]]:
+    def _ordered_edges(self) -> list[tuple[int, int, dict[str, Any]]]:
         return sorted(self.nx.edges(data=True), key=lambda e: e[2].get("seq", 0))
 
     def edges(self) -> list[Edge]:

@@ -45,7 +45,8 @@ def fold(layer: Layer, op: Op, consts: list[np.ndarray | None],
     chain on constants, else None (it then runs as a normal step). ``consts``: its constant
     inputs; ``exact``: their exact f32 values; ``chained``: which inputs come out of a
     chain already (one begins with a Convert of a Const to f16 or bf16)."""
-    if any(c is None for c in consts) or len(consts) != len(layer.inputs) or not consts:
+    known = [c for c in consts if c is not None]
+    if len(known) != len(consts) or len(consts) != len(layer.inputs) or not consts:
         return None
     if layer.type == "Convert" and layer.version == "opset1":
         source = exact[0]
@@ -57,7 +58,7 @@ def fold(layer: Layer, op: Op, consts: list[np.ndarray | None],
         if target.name in ("f16", "bf16"):
             # The converted values (nf4's table, say, rounded to f16) begin the chain;
             # what follows is computed on them in f32.
-            value = op.compute([consts[0]])[0]
+            value = op.compute([known[0]])[0]
             return value, value.astype(_F32)
         return None
     if (layer.type, layer.version) not in _CHAIN or not any(chained):
@@ -67,8 +68,8 @@ def fold(layer: Layer, op: Op, consts: list[np.ndarray | None],
             return None
     elif exact[0] is None or not chained[0]:
         return None
-    inputs = [e if e is not None else c for e, c in zip(exact, consts)]
+    inputs = [e if e is not None else c for e, c in zip(exact, known)]
     with np.errstate(all="ignore"):
-        value = op.compute(list(consts))[0]
+        value = op.compute(known)[0]
         shadow = op.compute(inputs)[0]
     return value, shadow.astype(_F32, copy=False)

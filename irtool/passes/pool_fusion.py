@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def _plain_max_pool(step: PendingStep, readers: Counter[int]) -> int | None:
     if any(readers[slot] for slot in step.outputs[1:]):
         return None
     try:
-        op = make_op(layer.type, layer.version, layer.attrs)
+        op: Any = make_op(layer.type, layer.version, layer.attrs)  # a MaxPool: its attributes
     except (KeyError, ValueError):
         return None  # the step's own kernel reports it
     if op.auto_pad not in ("explicit", "valid", "notset") or op.rounding != "floor" \

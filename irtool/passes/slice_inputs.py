@@ -122,6 +122,7 @@ def _rewrite(graph: Graph, loop: Layer, body: Graph, entry: PortMapEntry, param_
         target = builder.value(param_id, param.outputs[0].id)
     entry.axis, entry.start, entry.end, entry.stride, entry.part_size = axis, 0, -1, 1, 1
     row = gathers[0].outputs[0]
+    assert row.precision is not None  # the body was typed by the builder or the reader
     axes = builder.const(np.array([axis], dtype=np.int64))
     (out,) = builder.op("Squeeze", "opset1", [target, axes],
                         outputs=[TensorInfo(row.precision, row.dims)], name=gathers[0].name,

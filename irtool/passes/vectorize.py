@@ -135,6 +135,7 @@ def _proven(graph: Graph, layer: Layer) -> bool:
         src = input_source(graph, layer, index) if index is not None else None
         if src is None:
             return False
+        assert entry.axis is not None  # a sliced entry
         sources.append((src, entry.axis))
     if layer.type == "TensorIterator":
         if len(set(sources)) <= 1:
@@ -256,7 +257,7 @@ class _Batcher:
         else:
             entry = _sliced(self.layer)[0]
             x = self.params[self.input_index(entry)]
-            assert x.rank is not None
+            assert x.rank is not None and entry.axis is not None
             shape = self.g.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
                               outputs=[TensorInfo(_I64, (x.rank,))], name=name + "/shape")[0]
             self._count = self.g.op("Gather", "opset8", [shape, self.const(entry.axis),
@@ -695,9 +696,9 @@ def _splice(graph: Graph, layer: Layer, form: Graph) -> bool:
             return False
     mapping: dict[tuple[int, int], tuple[int, int]] = {}
     for p in params:
-        src = inputs[p.id]
-        if src is not None:
-            mapping[(p.id, p.outputs[0].id)] = src
+        fed = inputs[p.id]
+        if fed is not None:
+            mapping[(p.id, p.outputs[0].id)] = fed
     next_id = graph.next_id()
     for lid in form.topological_order():
         new = form.layer(lid)

@@ -124,10 +124,10 @@ class CheckReport:
         return _format_table(self)
 
 
-def check(model: onnx.ModelProto | str | os.PathLike,
+def check(model: onnx.ModelProto | str | os.PathLike[str],
           inputs: Mapping[str, Any] | None = None, *, seed: int = 0,
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
-          atol: float | None = None, keep_dir: str | os.PathLike | None = None,
+          atol: float | None = None, keep_dir: str | os.PathLike[str] | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
           max_iterations: int | None = None) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
@@ -249,7 +249,7 @@ def _ir_feed(ir_model: Any, proto: onnx.ModelProto,
 class _ir_dir:  # lower case: used like a function in a with statement
     """A context manager: ``keep_dir`` (created) or a temporary folder removed at exit."""
 
-    def __init__(self, keep_dir: str | os.PathLike | None) -> None:
+    def __init__(self, keep_dir: str | os.PathLike[str] | None) -> None:
         self.keep_dir = keep_dir
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 

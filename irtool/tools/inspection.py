@@ -29,7 +29,7 @@ _MAX_SHOWN_VALUES = 8
 # -- loading ----------------------------------------------------------------------------------
 
 
-def load_for_inspect(path: str | os.PathLike) -> tuple[Model, str | None]:
+def load_for_inspect(path: str | os.PathLike[str]) -> tuple[Model, str | None]:
     """The IR to inspect and, for ONNX input, a note saying it was converted first.
 
     Only IR the validator finds no error in is inspected (``IRValidationError``
@@ -464,7 +464,7 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
                      f"{_dot_id(scope, edge.to_layer)} [label={_dot_label(text)}];")
 
 
-def write_image(dot_text: str, path: str | os.PathLike, fmt: str = "svg") -> None:
+def write_image(dot_text: str, path: str | os.PathLike[str], fmt: str = "svg") -> None:
     """Render ``dot_text`` as ``fmt`` ("svg", "png") with graphviz's ``dot``; a missing
     ``dot`` is a clear error, and a failed render leaves no file."""
     dot = shutil.which("dot")

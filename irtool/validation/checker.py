@@ -10,6 +10,7 @@ must refuse such IR (``irtool.load``, the runtime).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
@@ -30,7 +31,7 @@ from .variables import check_variables
 from .weights import check_weights
 
 
-def validate(model_or_path: Model | str | os.PathLike) -> list[Diagnostic]:
+def validate(model_or_path: Model | str | os.PathLike[str]) -> list[Diagnostic]:
     """Every problem of an IR file (XSD + semantics) or of a ``Model`` (semantics only).
 
     Never raises for bad input; returns an empty list when the IR is sound. Warnings
@@ -67,7 +68,7 @@ def validate_model(model: Model, *, file: str | None = None,
     return rep.diagnostics
 
 
-def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+def check_file(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None
                ) -> tuple[Model | None, list[Diagnostic]]:
     """Read the file (``reading``: at most two passes), then run the semantic rules.
 
@@ -82,14 +83,14 @@ def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = Non
         diagnostics = found.diagnostics
         for problem in found.problems:
             if problem.severity != severity(problem.code):
-                problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
+                problem = dataclasses.replace(problem, severity=severity(problem.code))
             diagnostics.append(problem)
         diagnostics += validate_model(found.model, file=file, earlier=found.problems)
         diagnostics += check_weights(found.model, found.weights_size, file)
         return found.model, diagnostics
 
 
-def read_valid(path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> Model:
+def read_valid(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None) -> Model:
     """The model in ``path`` if ``validate`` finds no error in it, else
     ``IRValidationError`` (its message is the first error's diagnostic line)."""
     model, diagnostics = check_file(path, bin_path)

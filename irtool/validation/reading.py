@@ -44,7 +44,7 @@ def file_problem(code: str, message: str, file: str, line: int | None = None) ->
 _HEAD_CODES = {"io": "FILE_UNREADABLE", "size": "XML_MALFORMED", "dtd": "XML_DTD"}
 
 
-def read(path: str | os.PathLike, bin_path: str | os.PathLike | None) -> Read:
+def read(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) -> Read:
     """Read the file as a stream checked against the schema on the way; when the schema
     finds something (or the .bin cannot be opened), read it again as a whole tree."""
     file = str(path)
@@ -79,7 +79,7 @@ def read(path: str | os.PathLike, bin_path: str | os.PathLike | None) -> Read:
     return Read(model, _size(weights), diagnostics, problems)
 
 
-def _read_tree(path: str | os.PathLike, bin_path: str | os.PathLike | None) -> Read:
+def _read_tree(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) -> Read:
     """``read`` on the whole XML tree at once (every schema error located)."""
     file = str(path)
     try:

@@ -80,12 +80,18 @@ def one_element(port: Port | None) -> bool:
     return len(dims) == 1 and dims[0] in (1, -1)
 
 
-def static_dims_differ(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+def static_dims_differ(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> int | None:
     """The first axis where both dims are static and different, else None."""
-    for axis, (x, y) in enumerate(zip(a, b)):
+    for axis, (x, y) in enumerate(zip(a or (), b or ())):
         if x >= 0 and y >= 0 and x != y:
             return axis
     return None
+
+
+def dims(port: Port) -> tuple[int, ...]:
+    """The dims of a port whose rank is known (``known_rank`` said so)."""
+    assert port.dims is not None
+    return port.dims
 
 
 def fmt_dims(port: Port | None) -> str:

@@ -99,18 +99,18 @@ def check_variables(graph: Graph, rep: Reporter) -> None:
             rep.add("VARIABLE_NO_ASSIGN", f"variable {vid!r} is read but no Assign writes it",
                     layer=use.layer, scope=use.scope)
     for vid, assigns in writers.items():
-        uses = readers.get(vid)
-        if not uses:
+        reads = readers.get(vid)
+        if not reads:
             for scope, layer in assigns:
                 rep.add("VARIABLE_NO_READ", f"Assign writes variable {vid!r}, which no "
                         "ReadValue reads", layer=layer, scope=scope)
             continue
         for scope, layer in assigns[1:]:
-            first = assigns[0][1]
+            first_assign = assigns[0][1]
             rep.add("VARIABLE_CONFLICT", f"variable {vid!r} is assigned here and at layer "
-                    f'{first.id} "{first.name}"', layer=layer, scope=scope)
+                    f'{first_assign.id} "{first_assign.name}"', layer=layer, scope=scope)
         for scope, layer in assigns:
-            _agree(_Use(scope, layer, uses[0].et, uses[0].shape), vid, "input",
+            _agree(_Use(scope, layer, reads[0].et, reads[0].shape), vid, "input",
                    layer.inputs[0] if layer.inputs else None, rep)
 
 

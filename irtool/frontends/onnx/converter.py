@@ -69,7 +69,7 @@ from .protos import (
 from .skeleton import read_skeleton
 from .tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type, value_infos
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,

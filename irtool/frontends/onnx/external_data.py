@@ -31,7 +31,7 @@ _PACKED |= {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1", "IN
 class ExternalData:
     """Resolves external tensors against one base folder, mapping each file once."""
 
-    def __init__(self, base_dir: str | os.PathLike | None) -> None:
+    def __init__(self, base_dir: str | os.PathLike[str] | None) -> None:
         self.base_dir = None if base_dir is None else Path(base_dir)
         self._maps: dict[Path, mmap.mmap | bytes] = {}
         # id of an array handed out -> (its file, offset): what ``source`` answers.

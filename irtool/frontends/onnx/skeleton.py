@@ -167,7 +167,7 @@ class _Walk:
         return new
 
 
-def skeleton_bytes(path: str | os.PathLike, threshold: int = THRESHOLD) -> tuple[bytes, int]:
+def skeleton_bytes(path: str | os.PathLike[str], threshold: int = THRESHOLD) -> tuple[bytes, int]:
     """The serialized skeleton of the ONNX file at ``path`` and how many tensors it moved
     out. Raises ``WireError`` when the file is not a protobuf message."""
     path = Path(path)
@@ -181,7 +181,7 @@ def skeleton_bytes(path: str | os.PathLike, threshold: int = THRESHOLD) -> tuple
             return (buf[:] if new is None else new), walk.moved
 
 
-def read_skeleton(path: str | os.PathLike, threshold: int = THRESHOLD) -> onnx.ModelProto:
+def read_skeleton(path: str | os.PathLike[str], threshold: int = THRESHOLD) -> onnx.ModelProto:
     """The ONNX model at ``path`` with every tensor of ``threshold`` bytes or more left in
     the file as external data (relative to the file's folder). Raises ``WireError`` or
     protobuf's ``DecodeError`` when the file is not a model."""

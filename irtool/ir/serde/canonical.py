@@ -18,7 +18,7 @@ from lxml import etree
 from .weights import RECORD_TAG
 from .xml_reader import default_bin_path, parse_xml
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def _root(source: PathLike | bytes) -> tuple[etree._Element, str]:

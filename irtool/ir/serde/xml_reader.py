@@ -183,7 +183,7 @@ class _Reader:
                 else:
                     continue  # inside <rt_info> or another section: read with it
                 el.clear()
-                while el.getprevious() is not None:
+                while parent is not None and el.getprevious() is not None:
                     del parent[0]
             elif depth == 1:
                 assert model is not None
@@ -406,7 +406,11 @@ class _Reader:
             if problem:
                 self.problem("CONST_DATA", f"string Const: {problem}", layer.line, layer, scope)
                 return
-        layer.const = ConstData(self.weights, offset, size) if size else ConstData(b"")
+        if not size:
+            layer.const = ConstData(b"")
+            return
+        assert self.weights is not None  # a Const with bytes has a .bin (checked above)
+        layer.const = ConstData(self.weights, offset, size)
 
 
 def rt_node(el: etree._Element) -> RTNode:
@@ -478,11 +482,11 @@ def read_bin(path: Path) -> bytes | mmap.mmap:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def default_bin_path(xml_path: str | os.PathLike) -> Path:
+def default_bin_path(xml_path: str | os.PathLike[str]) -> Path:
     return Path(xml_path).with_suffix(".bin")
 
 
-def open_weights(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+def open_weights(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None
                  ) -> bytes | mmap.mmap | None:
     """The weights beside ``xml_path`` (``bin_path``, default: same stem ``.bin``), mapped
     read-only; None when the default .bin does not exist (fine when no Const needs one)."""
@@ -531,7 +535,7 @@ class HeadError(IRParseError):
         super().__init__(message, file=file, line=line)
 
 
-def read_head(xml_path: str | os.PathLike) -> bytes:
+def read_head(xml_path: str | os.PathLike[str]) -> bytes:
     """The start of an IR file up to its root element (the whole file if it is in a wide
     encoding or the root is not found early), checked: not too large, no DTD."""
     file = str(xml_path)
@@ -559,7 +563,7 @@ def ir_version(head: bytes) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def stream_model(xml_path: str | os.PathLike, weights: bytes | mmap.mmap | None, *,
+def stream_model(xml_path: str | os.PathLike[str], weights: bytes | mmap.mmap | None, *,
                  problems: list[Diagnostic] | None = None,
                  schema: etree.XMLSchema | None = None) -> Model:
     """Read an IR file without holding its whole XML tree (see ``_Reader.stream``),
@@ -587,7 +591,7 @@ def stream_model(xml_path: str | os.PathLike, weights: bytes | mmap.mmap | None,
     return model
 
 
-def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None, *,
+def read_model(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None, *,
                problems: list[Diagnostic] | None = None) -> Model:
     """Read ``xml_path`` and its weights (``bin_path``, default: same stem ``.bin``).
 

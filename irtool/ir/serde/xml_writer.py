@@ -16,6 +16,7 @@ weights never all sit in memory; the record's checksum is computed on the way.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -139,7 +140,7 @@ class _BinBuilder:
         with a source file are copied from it in chunks, never whole in memory."""
         buffer: memoryview | None = None
         with ExitStack() as files:
-            opened: dict[str, BinaryIO] = {}
+            opened: dict[str, io.BufferedReader] = {}
             for chunk, source in zip(self.chunks, self.sources):
                 if source is None:
                     self.digest.add_data(chunk)
@@ -319,11 +320,12 @@ def _text(root: etree._Element, weights: _BinBuilder) -> bytes:
     for child in weights.digest.record().children:
         _rt_element(record, child)
     etree.indent(root, space="\t")
-    return b'<?xml version="1.0"?>\n' + etree.tostring(root, encoding="utf-8") + b"\n"
+    text: bytes = etree.tostring(root, encoding="utf-8")
+    return b'<?xml version="1.0"?>\n' + text + b"\n"
 
 
-def write_model(model: Model, xml_path: str | os.PathLike,
-                bin_path: str | os.PathLike | None = None) -> tuple[Path, Path]:
+def write_model(model: Model, xml_path: str | os.PathLike[str],
+                bin_path: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
     """Write ``model`` to ``xml_path`` and ``bin_path`` (default: same stem ``.bin``).
 
     All or nothing: on any failure neither file is created or changed. Missing folders
