@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from typing import Any
 
 from .. import api
 from ..core.diagnostics import errors_only
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     ``files``, one entry per file (``file``, ``valid``, ``errors``, ``warnings``,
     ``diagnostics`` as ``Diagnostic.to_dict``).
     """
-    entries = []
+    entries: list[dict[str, Any]] = []
     for path in progress_bar(args.files, "validate", unit="file", quiet=args.quiet):
         found = api.validate(path)
         errors = len(errors_only(found))

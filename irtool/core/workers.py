@@ -376,7 +376,7 @@ class Pool:
                         continue
                     job = worker.job
                     retire(worker)
-                    record(job, "timeout", reason=f"no result within {timeout:g} s")
+                    record(job, "timeout", reason=f"no result within {timeout:g} s")  # type: ignore[arg-type]
         finally:
             sel.close()
         return outcomes

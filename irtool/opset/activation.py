@@ -94,7 +94,7 @@ class Elu(UnaryElementwise):
         super().__init__(attrs)
         self.alpha = self.attr_float("alpha", 1.0)
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         alpha = x.dtype.type(self.alpha)
         with np.errstate(over="ignore"):
             return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
@@ -105,7 +105,7 @@ class _GeluBase(UnaryElementwise):
 
     tanh_mode = False
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         x64 = x.astype(np.float64)
         if self.tanh_mode:
             inner = np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3)
@@ -257,7 +257,7 @@ class Clamp(UnaryElementwise):
         self.min = self.attr_float("min", -np.inf)
         self.max = self.attr_float("max", np.inf)
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
             lo = int(max(np.ceil(self.min), info.min))

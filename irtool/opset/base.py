@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -107,14 +107,14 @@ class Op:
             return None
         return value
 
-    def attr_str(self, name: str, default: str | object = None) -> str:
+    def attr_str(self, name: str, default: Any = None) -> str:
         raw = self._raw(name, default)
-        return default if raw is None else raw  # type: ignore[return-value]
+        return default if raw is None else raw
 
-    def attr_int(self, name: str, default: int | object = None) -> int:
+    def attr_int(self, name: str, default: Any = None) -> int:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             value = int(raw)
         except ValueError:
@@ -123,10 +123,10 @@ class Op:
             ) from None
         return _int64(self.type, name, raw, value)
 
-    def attr_float(self, name: str, default: float | object = None) -> float:
+    def attr_float(self, name: str, default: Any = None) -> float:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             return float(raw)
         except ValueError:
@@ -134,10 +134,10 @@ class Op:
                 f"{self.type}: attribute {name}={raw!r} is not a number"
             ) from None
 
-    def attr_bool(self, name: str, default: bool | object = None) -> bool:
+    def attr_bool(self, name: str, default: Any = None) -> bool:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         low = raw.strip().lower()
         if low in ("true", "1"):
             return True
@@ -145,10 +145,10 @@ class Op:
             return False
         raise AttributeParseError(f"{self.type}: attribute {name}={raw!r} is not a boolean")
 
-    def attr_ints(self, name: str, default: list[int] | object = None) -> list[int]:
+    def attr_ints(self, name: str, default: Any = None) -> list[int]:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             values = [int(x) for x in raw.split(",") if x.strip()]
         except ValueError:
@@ -157,10 +157,10 @@ class Op:
             ) from None
         return [_int64(self.type, name, raw, v) for v in values]
 
-    def attr_floats(self, name: str, default: list[float] | object = None) -> list[float]:
+    def attr_floats(self, name: str, default: Any = None) -> list[float]:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             return [float(x) for x in raw.split(",") if x.strip()]
         except ValueError:
@@ -168,20 +168,20 @@ class Op:
                 f"{self.type}: attribute {name}={raw!r} is not a list of numbers"
             ) from None
 
-    def attr_type(self, name: str, default: str | object = None) -> ElementType:
+    def attr_type(self, name: str, default: Any = None) -> ElementType:
         raw = self._raw(name, default)
         if raw is None:
-            raw = default  # type: ignore[assignment]
+            raw = default
         try:
-            return element_type(raw)  # type: ignore[arg-type]
+            return element_type(raw)
         except KeyError:
             raise AttributeParseError(
                 f"{self.type}: attribute {name}={raw!r} is not an element type"
             ) from None
 
-    def attr_shape(self, name: str, default: str | object = None) -> Shape | None:
+    def attr_shape(self, name: str, default: Any = None) -> Shape | None:
         raw = self._raw(name, default)
-        return parse_shape(default if raw is None else raw)  # type: ignore[arg-type]
+        return parse_shape(default if raw is None else raw)
 
     # -- semantics -----------------------------------------------------------
     def infer(self, inputs: Sequence[TensorInfo],
@@ -196,7 +196,8 @@ class Op:
         if not all(i.is_static for i in inputs):
             raise NotImplementedError(f"{self.type}-{self.version}: no inference for dynamic "
                                       "shapes")
-        args = [v if v is not None else np.zeros(i.shape, dtype=_stand_in_dtype(i.element_type))
+        # (every shape is static: checked above)
+        args = [v if v is not None else np.zeros(i.shape or (), _stand_in_dtype(i.element_type))
                 for i, v in zip(inputs, values)]
         return [TensorInfo.of(np.asarray(out)) for out in self.compute(args)]
 
@@ -271,12 +272,13 @@ def make_op(op_type: str, version: str, attrs: Mapping[str, str] | None = None) 
 
 def broadcast_shapes(*shapes: Shape | None) -> Shape | None:
     """NumPy broadcasting on possibly dynamic shapes (-1 dims, None rank)."""
-    if any(s is None for s in shapes):
+    known = [s for s in shapes if s is not None]
+    if len(known) != len(shapes):
         return None
-    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    rank = max((len(s) for s in known), default=0)
     out = []
     for axis in range(rank):
-        dims = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]  # type: ignore[index,arg-type]
+        dims = [s[axis - rank + len(s)] for s in known if axis - rank + len(s) >= 0]
         static = {d for d in dims if d >= 0 and d != 1}
         if len(static) > 1:
             raise ValueError(f"shapes {shapes} do not broadcast")

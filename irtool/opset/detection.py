@@ -229,7 +229,7 @@ class ROIAlign(Op):
                             if self.mode == "max":
                                 acc = np.maximum(acc, val)
                             else:
-                                acc = acc + val / t(n)
+                                acc = acc + val / t(n)  # type: ignore[operator]
                     out[r, :, i, j] = acc
         return [out.astype(dtype)]
 

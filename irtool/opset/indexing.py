@@ -286,7 +286,7 @@ class Slice(Op):
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         data = np.asarray(inputs[0])
         axes = inputs[4] if len(inputs) > 4 else None
-        return [data[slice_index(data.ndim, *inputs[1:4], axes, "Slice")].copy()]
+        return [data[slice_index(data.ndim, *inputs[1:4], axes, "Slice")].copy()]  # type: ignore[arg-type, call-arg, index]
 
 
 def _mask(values: list[int], i: int) -> bool:
@@ -477,7 +477,7 @@ class Unique(Op):
             shape, n_in = None, -1
         else:
             shape = (-1,)
-            n_in = -1 if not data.is_static else int(np.prod(data.shape, dtype=np.int64))
+            n_in = -1 if not data.is_static else int(np.prod(data.shape, dtype=np.int64))  # type: ignore[arg-type]
         return [same(data, shape), TensorInfo(self.index_type, (-1,)),
                 TensorInfo(self.index_type, (n_in,)), TensorInfo(self.count_type, (-1,))]
 
@@ -491,7 +491,7 @@ class Unique(Op):
                                                      return_inverse=True, return_counts=True)
         else:
             axis = None
-            flat = data.reshape(-1)
+            flat = data.reshape(-1)  # type: ignore[assignment]
             uniq, first, inverse, counts = np.unique(flat, return_index=True,
                                                      return_inverse=True, return_counts=True)
         inverse = np.ravel(inverse)
@@ -557,5 +557,5 @@ class Eye(Op):
         eye = np.eye(rows, cols, k=k, dtype=self.output_type.dtype)  # type: ignore[arg-type]
         if len(inputs) > 3:
             batch = ints(inputs[3]) or []
-            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()
+            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()  # type: ignore[arg-type]
         return [eye]

@@ -111,11 +111,11 @@ def random_uniform(shape: Sequence[int], et: ElementType, low: np.ndarray, high:
     if global_seed == 0 and op_seed == 0:
         global_seed = int(np.random.SeedSequence().generate_state(1)[0])
     if et.is_float and et.name != "f32":
-        f32 = random_uniform(shape, _F32, np.float32(low), np.float32(high), global_seed,
+        f32 = random_uniform(shape, _F32, np.float32(low), np.float32(high), global_seed,  # type: ignore[arg-type]
                              op_seed)
         return f32.astype(numpy_dtype(et, "RandomUniform"))
     if et.name == "i64" and all(_I32_INFO.min <= int(v) <= _I32_INFO.max for v in (low, high)):
-        i32 = random_uniform(shape, _I32, np.int32(low), np.int32(high), global_seed, op_seed)
+        i32 = random_uniform(shape, _I32, np.int32(low), np.int32(high), global_seed, op_seed)  # type: ignore[arg-type]
         return i32.astype(np.int64)
     per_block = 2 if et.bitwidth > 32 else 4
     blocks = -(-count // per_block)
@@ -241,7 +241,7 @@ class Multinomial(Op):
             cdf = (cdf / last).astype(np.float32)
         seeds = (self.global_seed, self.op_seed)
         if seeds == (0, 0):
-            seeds = tuple(int(x) for x in np.random.SeedSequence().generate_state(2))
+            seeds = tuple(int(x) for x in np.random.SeedSequence().generate_state(2))  # type: ignore[assignment]
         raw = mt19937_uint32(seeds, batch * n)
         uniform = (raw.astype(np.float32) / np.float32(4294967295.0)).reshape(batch, n)
         out = np.zeros((batch, n), dtype=np.int64)

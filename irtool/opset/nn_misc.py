@@ -151,7 +151,7 @@ class GridSample(Op):
             cy = _cubic((yd - y0)[:, None])
             cx = _cubic((xd - x0)[:, None])
             y0i, x0i = y0.astype(np.int64) - 1, x0.astype(np.int64) - 1
-            out = 0
+            out = 0  # type: ignore[assignment]
             for j in range(4):
                 row = 0
                 for i in range(4):

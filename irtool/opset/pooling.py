@@ -207,7 +207,7 @@ class MaxPool8(MaxPool):
 class MaxPool14(MaxPool8):
     """MaxPool-14: adds ``rounding_type="ceil_torch"``."""
 
-    roundings = ("floor", "ceil", "ceil_torch")
+    roundings = ("floor", "ceil", "ceil_torch")  # type: ignore[assignment]
 
 
 @register("AvgPool", "opset1")
@@ -242,7 +242,7 @@ class AvgPool(_Pool):
 class AvgPool14(AvgPool):
     """AvgPool-14: adds ``rounding_type="ceil_torch"``."""
 
-    roundings = ("floor", "ceil", "ceil_torch")
+    roundings = ("floor", "ceil", "ceil_torch")  # type: ignore[assignment]
 
 
 @register("AvgPool", "opset16")

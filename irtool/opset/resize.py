@@ -70,7 +70,7 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
 
 def _cubic_coeffs(s: np.ndarray, a: float) -> np.ndarray:
     """The four cubic convolution weights for fractional offsets ``s`` (float32)."""
-    a = F32(a)
+    a = F32(a)  # type: ignore[assignment]
     s = np.abs(s).astype(F32)
     one, two = F32(1), F32(2)
     c0 = ((a * (s + one) - F32(5) * a) * (s + one) + F32(8) * a) * (s + one) - F32(4) * a
@@ -266,7 +266,7 @@ class _InterpolateBase(Op):
             fn, support = _bilinear_filter, 1.0
         else:
             # Pillow's bicubic constant; OpenVINO's CPU plugin ignores cube_coeff here too
-            fn, support = _bicubic_filter(-0.5), 2.0
+            fn, support = _bicubic_filter(-0.5), 2.0  # type: ignore[assignment]
         dtype = x.dtype
         integral = dtype.kind in "iu"
 

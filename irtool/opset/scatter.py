@@ -37,7 +37,7 @@ def _reduce_at(out: np.ndarray, where: tuple, updates: np.ndarray, reduction: st
         fn = {"sum": np.logical_or, "prod": np.logical_and, "max": np.logical_or,
               "min": np.logical_and, "sub": np.logical_xor}[reduction]
     else:
-        fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+        fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,  # type: ignore[assignment]
               "sub": np.subtract}[reduction]
     fn.at(out, where, updates)
 
@@ -76,7 +76,7 @@ class ScatterElementsUpdate(_SameAsData):
         upd = np.asarray(inputs[2]).astype(data.dtype, copy=False)
         axis = norm_axis(scalar_int(inputs[3]), data.ndim)  # type: ignore[arg-type]
         idx = _normalize(indices, data.shape[axis])
-        grids = list(np.indices(idx.shape, sparse=True))
+        grids = list(np.indices(idx.shape, sparse=True))  # type: ignore[var-annotated]
         grids[axis] = idx
         where = tuple(np.broadcast_arrays(*grids))
         out = data.copy()
@@ -163,6 +163,6 @@ class SliceScatter(_SameAsData):
         data = np.asarray(inputs[0])
         axes = inputs[5] if len(inputs) > 5 else None
         out = data.copy()
-        region = slice_index(data.ndim, *inputs[2:5], axes, "SliceScatter")
+        region = slice_index(data.ndim, *inputs[2:5], axes, "SliceScatter")  # type: ignore[arg-type, call-arg]
         out[region] = np.asarray(inputs[1]).astype(data.dtype, copy=False)
         return [out]

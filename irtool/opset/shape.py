@@ -480,7 +480,7 @@ class Tile(Op):
         repeats = ints(inputs[1])
         if any(r < 0 for r in repeats):  # type: ignore[union-attr]
             raise ValueError(f"negative repeats {repeats}")
-        return [np.tile(np.asarray(inputs[0]), repeats)]
+        return [np.tile(np.asarray(inputs[0]), repeats)]  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- Pad
@@ -623,7 +623,7 @@ class ReverseSequence(Op):
         moved = np.moveaxis(data, (b_ax, s_ax), (0, 1))
         out = moved.copy()
         for b, n in enumerate(lengths):
-            n = int(n)
+            n = int(n)  # type: ignore[assignment]
             if n < 0 or n > moved.shape[1]:
                 raise ValueError(f"sequence length {n} is outside [0, {moved.shape[1]}]")
             if n:

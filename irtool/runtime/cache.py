@@ -49,7 +49,7 @@ def graph_fingerprint(graph: Graph) -> tuple[Any, ...]:
                tuple(map(_PORT, layer.inputs)), tuple(map(_PORT, layer.outputs)),
                tuple(layer.extra.items()))
         if layer.bodies:
-            key += (tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),
+            key += (tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),  # type: ignore[assignment]
                     tuple((name, tuple(map(_ENTRY, entries)))
                           for name, entries in layer.port_maps.items()),
                     tuple(map(_BACK_EDGE, layer.back_edges)))

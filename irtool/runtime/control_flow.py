@@ -296,19 +296,19 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
         # inputs or the value kept here for the next run.
         source = outer[zero.outer] if zero.outer is not None else zero.value
         result[o] = np.array(source, copy=True)
-    for ci, (spec, values) in enumerate(zip(it.concat, collected)):
+    for ci, (joined, values) in enumerate(zip(it.concat, collected)):
         if values:
             fusion = iterate.stacking.get(ci)
             if fusion is None:
-                result[spec.output] = concatenate(values, spec, layer, scope)
+                result[joined.output] = concatenate(values, joined, layer, scope)
             else:
-                result[spec.output] = stack(values, spec, fusion, it.body, layer, scope)
-        elif spec.empty_dims is None:
-            raise fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
-                        f"zero iterations and the empty concatenation has no known shape: "
-                        f"{spec.why_no_empty}")
+                result[joined.output] = stack(values, joined, fusion, it.body, layer, scope)
+        elif joined.empty_dims is None:
+            raise fail(layer, scope, f"output port {layer.outputs[joined.output].id}: the loop "
+                        f"ran zero iterations and the empty concatenation has no known shape: "
+                        f"{joined.why_no_empty}")
         else:
-            result[spec.output] = np.zeros(spec.empty_dims, spec.empty_dtype)
+            result[joined.output] = np.zeros(joined.empty_dims, joined.empty_dtype)
     return result
 
 

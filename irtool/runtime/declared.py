@@ -34,7 +34,7 @@ def _type_name(dtype: np.dtype) -> str:
 
 
 def _text(dtype: Any, dims: Sequence[int] | None) -> str:
-    return f"{dtype}{shape_text(dims)}" if dims is not None else f"{dtype}"
+    return f"{dtype}{shape_text(dims)}" if dims is not None else f"{dtype}"  # type: ignore[arg-type]
 
 
 def _expectation(dtype: np.dtype | None, dims: tuple[int, ...] | None) -> tuple[Any, ...]:

@@ -48,7 +48,7 @@ class Executor:
             if cached:
                 self.plan, self.options = PLANS.compiled(
                     model, (max_iterations, vectorize),
-                    (lambda: require_valid(model)) if check else None,
+                    (lambda: require_valid(model)) if check else None,  # type: ignore[arg-type]
                     lambda: _compile(model, max_iterations, vectorize))
             else:
                 if check:

@@ -70,9 +70,9 @@ class Plan:
         self.verify = Verifier([(s.layer, s.outputs) for s in self.steps]
                                if self.check_declared else [], self.scope, describe_layer)
         if len(self.steps) > straight.GENERATED_STEPS_LIMIT:
-            self.execute = straight.interpreted(self)  # type: ignore[method-assign]
+            self.execute = straight.interpreted(self)  # type: ignore[assignment, method-assign]
         else:
-            self.execute = straight.straight_line(self)  # type: ignore[method-assign]
+            self.execute = straight.straight_line(self)  # type: ignore[assignment, method-assign]
 
     def execute(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run the plan on one value per Parameter (in ``parameters`` order).

@@ -328,7 +328,7 @@ def _format_table(report: CheckReport) -> str:
         lines.append(f"IR kept: {report.ir_path}")
     if ref != "onnxruntime":
         ort = next((b for b in report.backends if b.name == "onnxruntime"), None)
-        reason = ort.error if ort else "not run"
+        reason = ort.error if ort else "not run"  # type: ignore[assignment]
         lines.append(f"onnxruntime failed: {reason}")
         lines.append(f"reference instead: {ref} ({status})")
 

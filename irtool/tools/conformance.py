@@ -255,7 +255,7 @@ def _judge(name: str, path: str, got: dict[str, np.ndarray], expected: dict[str,
 
 def _worker_main() -> int:
     """A worker of ``run_cases``: the cases loaded once, then ``(case, path)`` jobs."""
-    return serve(lambda job: run_one(*job).to_dict(), setup=_cases)
+    return serve(lambda job: run_one(*job).to_dict(), setup=_cases)  # type: ignore[arg-type]
 
 
 def _describe_exit(rc: int) -> str:

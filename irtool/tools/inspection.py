@@ -85,7 +85,8 @@ def describe_source(graph: Graph, layer_id: int, port_id: int) -> str:
         return _const_text(producer)
     if producer.type == "Parameter":
         return f"Parameter {_q(producer.name)}"
-    names = producer.port(src[1]).names if producer.port(src[1]) else ()
+    port = producer.port(src[1])
+    names = port.names if port is not None else ()
     tensor = f" tensor {_q(names[0])}" if names else ""
     return f"{producer.type} {_q(producer.name)} (layer {producer.id}, port {src[1]}){tensor}"
 
@@ -455,13 +456,13 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
                 direction = "" if e.kind == "input" else ", dir=back"
                 lines.append(f"{indent}{outer} -> {body_end} [style=dotted, color=blue"
                              f"{direction}, label={label}];")
-    for edge in graph.edges():
-        producer = graph.layer(edge.from_layer)
-        consumer = graph.layer(edge.to_layer)
-        text = _input_label(graph, consumer, edge.to_port,
-                            _port_type(producer, edge.from_port))
-        lines.append(f"{indent}{_dot_id(scope, edge.from_layer)} -> "
-                     f"{_dot_id(scope, edge.to_layer)} [label={_dot_label(text)}];")
+    for link in graph.edges():
+        producer = graph.layer(link.from_layer)
+        consumer = graph.layer(link.to_layer)
+        text = _input_label(graph, consumer, link.to_port,
+                            _port_type(producer, link.from_port))
+        lines.append(f"{indent}{_dot_id(scope, link.from_layer)} -> "
+                     f"{_dot_id(scope, link.to_layer)} [label={_dot_label(text)}];")
 
 
 def write_image(dot_text: str, path: str | os.PathLike[str], fmt: str = "svg") -> None:

@@ -90,7 +90,8 @@ def check_file(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | 
         return found.model, diagnostics
 
 
-def read_valid(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None) -> Model:
+def read_valid(path: str | os.PathLike[str],
+               bin_path: str | os.PathLike[str] | None = None) -> Model:
     """The model in ``path`` if ``validate`` finds no error in it, else
     ``IRValidationError`` (its message is the first error's diagnostic line)."""
     model, diagnostics = check_file(path, bin_path)

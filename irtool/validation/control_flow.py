@@ -15,8 +15,8 @@ from ..core.scopes import body_scope
 from ..ir.graph import Graph, Layer, Port, PortMapEntry, sliced_range
 from .report import (
     Reporter,
-    find_port,
     dims,
+    find_port,
     fmt_dims,
     known_rank,
     layer_map,

@@ -358,7 +358,7 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         if axis is None:
             loop.output(result, info)
         else:
-            loop.output(result, info, axis=axis, **_slicing())
+            loop.output(result, info, axis=axis, **_slicing())  # type: ignore[arg-type]
     built = list(loop.build()[1])
     if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
@@ -398,7 +398,7 @@ def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
     assert element.shape is not None
     dims = list(element.shape)
     if any(d < 0 for i, d in enumerate(dims) if i != axis):
-        raise ctx.error(f"a list of pieces of shape {shape_text(dims)}, "
+        raise ctx.error(f"a list of pieces of shape {shape_text(dims)}, "  # type: ignore[arg-type]
                         f"concatenated along axis {axis} where their lengths may differ, "
                         "needs its other dims static to start from an empty tensor")
     et = element.element_type
@@ -512,7 +512,7 @@ def emit_iteration(ctx: NodeContext, scope: Scope, it: SlicedBody, trip: Value |
         if axis is None:
             layer.output(result, info)
         else:
-            layer.output(result, info, axis=axis, **_slicing(reverse))
+            layer.output(result, info, axis=axis, **_slicing(reverse))  # type: ignore[arg-type]
     return layer.build()[1]
 
 

@@ -260,7 +260,7 @@ class Converter:
         counts = Counter({op: len(nodes) for op, nodes in missing.items()})
         parts = []
         for op, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            nodes = missing[op]
+            nodes = missing[op]  # type: ignore[assignment]
             shown = ", ".join(nodes[:5]) + (f", ... ({len(nodes) - 5} more)"
                                              if len(nodes) > 5 else "")
             parts.append(f"{op} x{count} (node{'s' if count > 1 else ''} {shown})")

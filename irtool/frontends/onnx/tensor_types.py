@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ...ir.types import ElementType, from_numpy, ml_dtypes
+from ...ir.types import ElementType, from_numpy, ml_dtypes  # type: ignore[attr-defined]
 from ...opset import TensorInfo
 
 

@@ -111,7 +111,7 @@ class _Generator:
         self.need_counter = self.counting and (
             self.counter in out_slots or self.name(self.counter) in self.collect  # type: ignore[arg-type]
             or any(k not in self.fused and k not in self.skip
-                   for k in consumers.get(self.counter, [])))
+                   for k in consumers.get(self.counter, [])))  # type: ignore[arg-type]
         self.squeeze = self._find_squeezes()
 
     def name(self, slot: int) -> str:
@@ -142,7 +142,7 @@ class _Generator:
     def _find_counter_gathers(self) -> dict[int, tuple[int, int]]:
         """Gather steps of a loop-invariant value by the (scalar) iteration number:
         step -> (data slot, axis)."""
-        it, fused = self.it, {}
+        it, fused = self.it, {}  # type: ignore[var-annotated]
         if not self.counting or it.current_shape != ():
             return fused
         invariant = set(self.body.constants) | {self.params[p] for p, _ in it.fixed}
@@ -277,7 +277,7 @@ class _Generator:
                 error = ExecutionError(f"{type(err).__name__}: {err}",
                                        layer=describe_layer(layer, scope))
             annotate_iteration(error, f"iteration {i} of {where}")  # type: ignore[arg-type]
-            return error
+            return error  # type: ignore[return-value]
 
         def annotate(err: ExecutionError, i: int) -> None:
             annotate_iteration(err, f"iteration {i} of {where}")
@@ -285,7 +285,7 @@ class _Generator:
         code.free.update(ExecutionError=ExecutionError, IRToolError=IRToolError,
                          located=located, annotate=annotate)
         # A body of Consts alone (its Results fed by them) leaves the loop with no statement.
-        body_lines = code.indented(2) or ["        pass"]
+        body_lines = code.indented(2) or ["        pass"]  # type: ignore[list-item]
         lines = [*pro, "i = -1", "try:", "    for i in range(lim):", *body_lines,
                  "except ExecutionError as err:",
                  "    annotate(err, i)",
@@ -296,9 +296,9 @@ class _Generator:
                  "    raise located(step_at(err), err, i) from err",
                  f"return i + 1, cond, [{', '.join(lasts)}], "
                  f"[{', '.join(f'a{ci}' for ci in range(len(it.concat)))}]"]
-        run = code.build(f"loop {where}", "outer, parts, lim, cond", lines,
+        run = code.build(f"loop {where}", "outer, parts, lim, cond", lines,  # type: ignore[assignment]
                          lambda index: step_comment(body, index))
-        return run, run.source
+        return run, run.source  # type: ignore[attr-defined, return-value]
 
     def _emit_counter_gather(self, code: Code, k: int, skip: set[int]) -> None:
         """``X[..., i, ...]`` for Gather step ``k``; a view when only inlined numpy steps

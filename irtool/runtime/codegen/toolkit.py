@@ -92,11 +92,11 @@ class Code:
         filename = f"<{what} #{next(_BUILT)}>"
         exec(compile(text, filename, "exec"), namespace)
         run = namespace["run"]
-        run.source = text  # for tests and debugging
+        run.source = text  # type: ignore[attr-defined]  # for tests and debugging
         # mtime None: linecache.checkcache keeps the entry (there is no file to check).
         linecache.cache[filename] = (len(text), None, [ln + "\n" for ln in source], filename)
         weakref.finalize(run, linecache.cache.pop, filename, None)
-        return run
+        return run  # type: ignore[return-value]
 
 
 _BUILT = itertools.count(1)  # numbers the generated functions: each its own linecache entry
@@ -238,9 +238,9 @@ class _Chain:
         if inline.matmul:
             rank = 1
         else:
-            known = [self._rank(a) if k in inline.guarded else inline.const_ndims[k] or 0
+            known = [self._rank(a) if k in inline.guarded else inline.const_ndims[k] or 0  # type: ignore[assignment]
                      for k, a in enumerate(args)]
-            rank = max([*known, 1 if inline.ndim_inputs else 0])
+            rank = max([*known, 1 if inline.ndim_inputs else 0])  # type: ignore[misc]
         self.facts[f"v{step.outputs[0]}"] = (inline.out_dtype, rank)
         self.steps.append((index, step))
         return True
@@ -269,7 +269,7 @@ class _Chain:
         for index, step in self.steps:
             emit_step(inner, index, step, self.name)
         code.free.update(inner.free)
-        for line, index in inner.lines:
+        for line, index in inner.lines:  # type: ignore[assignment]
             code.add("    " + line, index)
 
 

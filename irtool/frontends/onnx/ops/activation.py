@@ -134,7 +134,7 @@ def _softmax(ctx: NodeContext, ir_type: str, version: str, legacy: bool) -> Valu
 
 def _restore_shape(ctx: NodeContext, value: Value, like: Value) -> Value:
     """``value`` reshaped back to the shape of ``like`` (the node's final op)."""
-    target = i64(ctx, list(like.shape)) if like.info.is_static else shape_of(ctx, like)
+    target = i64(ctx, list(like.shape)) if like.info.is_static else shape_of(ctx, like)  # type: ignore[arg-type]
     return ctx.op("Reshape", "opset1", [value, target], {"special_zero": False},
                   refine=ctx.onnx_types(0))[0]
 

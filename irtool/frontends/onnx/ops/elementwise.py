@@ -258,5 +258,5 @@ def _clip(ctx: NodeContext, x: Value, lo: Value | None, hi: Value | None) -> Val
                       refine=ctx.onnx_types(0))[0]
     if lo is not None:
         x = binary(ctx, "Maximum", x, lo)
-    return ctx.op("Minimum", "opset1", [x, hi], {"auto_broadcast": "numpy"},
+    return ctx.op("Minimum", "opset1", [x, hi], {"auto_broadcast": "numpy"},  # type: ignore[list-item]
                   refine=ctx.onnx_types(0))[0]

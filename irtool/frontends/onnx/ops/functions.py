@@ -12,6 +12,7 @@ private) and translates its nodes one by one into the same IR graph.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import onnx
 from onnx import helper as onnx_helper
@@ -28,8 +29,14 @@ def register_function_fallbacks() -> None:
     for schema in onnx.defs.get_all_schemas_with_history():
         if schema.domain not in ONNX_DOMAINS or schema.name in native or _not_tensors(schema):
             continue
-        if schema.has_function or schema.has_context_dependent_function:
+        if _has_function(schema):
             onnx_op(schema.name, schema.since_version)(expand_function)
+
+
+def _has_function(schema: Any) -> bool:
+    """Does ONNX define ``schema``'s operator as a function? (``Any``: onnx's type stubs
+    lack its function accessors.)"""
+    return bool(schema.has_function or schema.has_context_dependent_function)
 
 
 def _not_tensors(schema: onnx.defs.OpSchema) -> bool:
@@ -80,7 +87,7 @@ def _with_defaults(node: onnx.NodeProto, schema: onnx.defs.OpSchema) -> onnx.Nod
     return full
 
 
-def _instantiate(ctx: NodeContext, schema: onnx.defs.OpSchema,
+def _instantiate(ctx: NodeContext, schema: Any,  # onnx.defs.OpSchema (see _has_function)
                  inputs: list[Value | None]) -> onnx.FunctionProto:
     node = _with_defaults(ctx.node, schema)
     raw: bytes | None = None

@@ -153,8 +153,8 @@ def trilu(ctx: NodeContext) -> list[Value | None]:
     shifted = unsqueeze(ctx, rows, [1])
     if k_value is not None:
         shifted = binary(ctx, "Add", shifted, to_scalar(ctx, convert(ctx, k_value, I64)))
-    mask = binary(ctx, "GreaterEqual" if upper else "LessEqual", cols, shifted)
-    return [ctx.op("Select", "opset1", [mask, x, zero], {"auto_broadcast": "numpy"},
+    mask = binary(ctx, "GreaterEqual" if upper else "LessEqual", cols, shifted)  # type: ignore[assignment]
+    return [ctx.op("Select", "opset1", [mask, x, zero], {"auto_broadcast": "numpy"},  # type: ignore[list-item]
                    refine=ctx.onnx_types(0))[0]]
 
 

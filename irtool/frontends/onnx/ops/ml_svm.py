@@ -161,7 +161,7 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
     pqp = reduce(b, "ReduceSum", binary(b, "Multiply", p_param, qp), -1, True)
     error = reduce(b, "ReduceMax", unary(b, "Abs", binary(b, "Subtract", qp, pqp)), -1, True)
     active = binary(b, "GreaterEqual", error, bconst(0.005 / classes))
-    p = p_param
+    p = p_param  # type: ignore[assignment]
     for i in range(classes):
         qii = reshape(b, b.op("Gather", "opset8", [b.op("Gather", "opset8", [
             q_param, i64(b, [i]), i64(b, 1)], {"batch_dims": 0})[0], i64(b, [i]), i64(b, 2)],
@@ -170,15 +170,15 @@ def _coupling(ctx: NodeContext, decisions: Value, prob_a: np.ndarray, prob_b: np
                               {"batch_dims": 0})[0], [-1, classes])
         qp_i = b.op("Gather", "opset8", [qp, i64(b, [i]), i64(b, 1)], {"batch_dims": 0})[0]
         diff = binary(b, "Divide", binary(b, "Subtract", pqp, qp_i), qii)
-        p = binary(b, "Add", p, binary(b, "Multiply", diff, bconst(np.eye(classes)[i])))
+        p = binary(b, "Add", p, binary(b, "Multiply", diff, bconst(np.eye(classes)[i])))  # type: ignore[arg-type, assignment]
         grow = binary(b, "Add", bconst(1.0), diff)
         pqp = binary(b, "Divide", binary(b, "Add", pqp, binary(b, "Multiply", diff, binary(
             b, "Add", binary(b, "Multiply", diff, qii), binary(b, "Multiply", bconst(2.0),
                                                                qp_i)))),
                      binary(b, "Multiply", grow, grow))
         qp = binary(b, "Divide", binary(b, "Add", qp, binary(b, "Multiply", diff, qi)), grow)
-        p = binary(b, "Divide", p, grow)
-    p_next = b.op("Select", "opset1", [active, p, p_param], {"auto_broadcast": "numpy"},
+        p = binary(b, "Divide", p, grow)  # type: ignore[arg-type, assignment]
+    p_next = b.op("Select", "opset1", [active, p, p_param], {"auto_broadcast": "numpy"},  # type: ignore[list-item]
                    outputs=[p_param.info])[0]
     more = reduce(b, "ReduceLogicalOr", reshape(b, active, [-1]), 0, False)
     p_result = b.builder.result(p_next)
@@ -209,7 +209,7 @@ def svm_classifier(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error("coefficients and rho must be given")
     prob_a, prob_b = floats(ctx, "prob_a"), floats(ctx, "prob_b")
     platt = prob_a is not None and prob_a.size > 0
-    if platt and (prob_b is None or prob_b.size != prob_a.size):
+    if platt and (prob_b is None or prob_b.size != prob_a.size):  # type: ignore[union-attr]
         raise ctx.error("prob_a and prob_b must have the same length")
     post = text(ctx, "post_transform", "NONE")
     per_class = ints(ctx, "vectors_per_class")
@@ -257,10 +257,10 @@ def svm_classifier(ctx: NodeContext) -> list[Value | None]:
                            {"transpose_a": False, "transpose_b": False})[0])
     label = take(ctx, label_const(ctx, labels), argmax_first(ctx, votes, classes))
     if platt:
-        if prob_a.size != matrix.shape[1]:
-            raise ctx.error(f"prob_a has {prob_a.size} values for {matrix.shape[1]} class "
+        if prob_a.size != matrix.shape[1]:  # type: ignore[union-attr]
+            raise ctx.error(f"prob_a has {prob_a.size} values for {matrix.shape[1]} class "  # type: ignore[union-attr]
                             "pairs")
-        probabilities = _coupling(ctx, decisions, prob_a, prob_b, classes)
+        probabilities = _coupling(ctx, decisions, prob_a, prob_b, classes)  # type: ignore[arg-type]
         return [label, transform(ctx, probabilities, post)]
     if classes == 2:  # one decision, written as two columns
         decision = reshape(ctx, decisions, [-1, 1])

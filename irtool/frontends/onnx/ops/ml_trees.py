@@ -125,10 +125,10 @@ def _forest_v3(ctx: NodeContext, prefix: str, targets: int) -> Forest:
             continue
         tree = int(tree_ids[g])
         for ids, out, what in ((true_ids, true_next, "true"), (false_ids, false_next, "false")):
-            child = index.get((tree, int(ids[g])))
+            child = index.get((tree, int(ids[g])))  # type: ignore[index]
             if child is None or child == g:
                 raise ctx.error(f"node {int(node_ids[g])} of tree {tree}: its {what} child "
-                                f"{int(ids[g])} is not a node of that tree")
+                                f"{int(ids[g])} is not a node of that tree")  # type: ignore[index]
             out[g] = child
     roots, seen = [], set()
     for g, t in enumerate(tree_ids):
@@ -143,14 +143,14 @@ def _forest_v3(ctx: NodeContext, prefix: str, targets: int) -> Forest:
     if any(a is None for a in (w_tree, w_node, w_id, w_value)) or len(lengths) != 1:
         raise ctx.error(f"{prefix}_treeids, _nodeids, _ids and _weights must be given, of "
                         "equal length")
-    for t, n, k, w in zip(w_tree, w_node, w_id, w_value):
-        g = index.get((int(t), int(n)))
+    for t, n, k, w in zip(w_tree, w_node, w_id, w_value):  # type: ignore[arg-type]
+        g = index.get((int(t), int(n)))  # type: ignore[assignment]
         if g is None or not 0 <= k < targets:
             raise ctx.error(f"a weight names node {int(n)} of tree {int(t)} and target "
                             f"{int(k)}, which do not exist")
         weights[g, k] += w
         has[g, k] = True
-    return Forest(features.astype(np.int64), values, mode, true_next, false_next,
+    return Forest(features.astype(np.int64), values, mode, true_next, false_next,  # type: ignore[arg-type, union-attr]
                   missing_true, np.asarray(roots, np.int64), weights, has)
 
 
@@ -178,7 +178,7 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
     for name in ("nodes_truenodeids", "nodes_falsenodeids", "nodes_trueleafs",
                  "nodes_falseleafs"):
         parts[name] = ints(ctx, name)
-        if parts[name] is None or len(parts[name]) != inner:
+        if parts[name] is None or len(parts[name]) != inner:  # type: ignore[arg-type]
             raise ctx.error(f"{name} must have one entry per node ({inner})")
     if len(splits) != inner or len(mode) != inner or len(leaf_weights) != leaves:
         raise ctx.error("nodes_splits and nodes_modes need one entry per node, leaf_weights "
@@ -224,9 +224,9 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
         np.concatenate([features, np.zeros(leaves, np.int64)]),
         np.concatenate([splits, np.zeros(leaves)]),
         np.concatenate([mode, np.full(leaves, LEAF)]),
-        np.concatenate([target(parts["nodes_truenodeids"], parts["nodes_trueleafs"]),
+        np.concatenate([target(parts["nodes_truenodeids"], parts["nodes_trueleafs"]),  # type: ignore[arg-type]
                         np.arange(inner, count)]),
-        np.concatenate([target(parts["nodes_falsenodeids"], parts["nodes_falseleafs"]),
+        np.concatenate([target(parts["nodes_falsenodeids"], parts["nodes_falseleafs"]),  # type: ignore[arg-type]
                         np.arange(inner, count)]),
         missing_true, roots.astype(np.int64), weights, has, members)
 
@@ -281,7 +281,7 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
             else:
                 test = binary(ctx, _COMPARE[m], value, threshold)
                 if m in (2, 3):
-                    test = binary(ctx, "LogicalAnd", test, unary(ctx, "LogicalNot", is_nan))
+                    test = binary(ctx, "LogicalAnd", test, unary(ctx, "LogicalNot", is_nan))  # type: ignore[arg-type]
             if mode_c is not None:
                 is_mode = binary(ctx, "Equal", pick(mode_c, forest.mode, I64), i64(ctx, m))
                 test = binary(ctx, "LogicalAnd", is_mode, test)
@@ -290,7 +290,7 @@ def _leaves(ctx: NodeContext, forest: Forest, x: Value) -> Value:
         for t in tests[1:]:
             go_true = binary(ctx, "LogicalOr", go_true, t)
         if missing_c is not None:
-            missing = binary(ctx, "LogicalAnd", is_nan,
+            missing = binary(ctx, "LogicalAnd", is_nan,  # type: ignore[arg-type]
                              pick(missing_c, forest.missing_true, BOOL))
             go_true = binary(ctx, "LogicalOr", go_true, missing)
         return select(ctx, go_true, pick(true_c, forest.true_next, I64),
@@ -313,7 +313,7 @@ def _aggregate(ctx: NodeContext, forest: Forest, leaves: Value, how: str, et
     """The per-target aggregate over the trees [N, K] and, where some leaf lacks some
     target, which targets got a score on each row ([N, K] bool; None: all of them)."""
     weights = forest.weights
-    has_all = bool(forest.has_weight.all(axis=1)[forest.mode == LEAF].all())
+    has_all = bool(forest.has_weight.all(axis=1)[forest.mode == LEAF].all())  # type: ignore[index]
     if how in ("MIN", "MAX"):
         fill = np.inf if how == "MIN" else -np.inf
         weights = np.where(forest.has_weight, weights, fill)

@@ -187,13 +187,13 @@ def split(ctx: NodeContext) -> list[Value | None]:
         elif dim < 0 and ctx.has_attr("num_outputs") and n > 1:
             lengths = _ceil_chunks(ctx, x, axis, n)
         else:
-            return ctx.op("Split", "opset1", [x, i64(ctx, axis)], {"num_splits": n},
+            return ctx.op("Split", "opset1", [x, i64(ctx, axis)], {"num_splits": n},  # type: ignore[return-value]
                           refine=ctx.onnx_types(*outputs))
     if isinstance(lengths, list):
         if len(lengths) != n:
             raise ctx.error(f"split has {len(lengths)} entries for {n} outputs")
         lengths = i64(ctx, lengths)
-    return ctx.op("VariadicSplit", "opset1", [x, i64(ctx, axis), lengths],
+    return ctx.op("VariadicSplit", "opset1", [x, i64(ctx, axis), lengths],  # type: ignore[return-value]
                   refine=ctx.onnx_types(*outputs))
 
 
