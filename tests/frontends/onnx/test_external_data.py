@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from support import REPO
+from support import REPO, SHARED
 from support.compare import assert_same
 from support.conversion import run_openvino, vi
 
@@ -25,7 +25,7 @@ import irtool
 from irtool.frontends.onnx.skeleton import read_skeleton, skeleton_bytes
 
 FIXTURES = REPO / "tests" / "fixtures"
-PEER = Path("/work/shared/peer-tests/openvino-onnx")
+PEER = SHARED / "peer-tests" / "openvino-onnx"
 
 
 def reattached(skeleton: onnx.ModelProto, folder: Path) -> onnx.ModelProto:
@@ -78,7 +78,8 @@ def test_skeleton_of_exporter_fixtures_round_trips(path: Path) -> None:
 
 def test_skeleton_of_peer_suite_round_trips(tmp_path: Path) -> None:
     if not PEER.is_dir():
-        pytest.skip(f"peer suite not found: {PEER}")
+        pytest.skip(f"the peer suite is not beside the repo (../shared/peer-tests/"
+                    f"openvino-onnx, looked for at {PEER})")
     from google.protobuf import text_format
 
     moved_total = 0
