@@ -109,20 +109,25 @@ def _add_bias(ctx: NodeContext, y: Value, bias: Value, n: int) -> Value:
                   refine=ctx.onnx_types(0))[0]
 
 
+def _convolution(ctx: NodeContext, op: str, x: Value, w: Value, bias: Value | None,
+                 attrs: dict[str, object], n: int) -> list[Value | None]:
+    """``op`` (``Convolution``, ``ConvolutionBackpropData``), its ``Group`` form for a
+    ``group`` attribute above 1, then the bias if any."""
+    group = int(ctx.attr("group", 1))
+    weights = w if group == 1 else grouped_weights(ctx, w, group)
+    op = op if group == 1 else f"Group{op}"
+    if bias is None:
+        return [ctx.op(op, "opset1", [x, weights], attrs, refine=ctx.onnx_types(0))[0]]
+    y = ctx.op(op, "opset1", [x, weights], attrs)[0]
+    return [_add_bias(ctx, y, bias, n)]
+
+
 @onnx_op("Conv", 1, 11, 22)
 def conv(ctx: NodeContext) -> list[Value | None]:
     x, w, bias = ctx.required_input(0), ctx.required_input(1), ctx.input(2)
     n = _spatial(ctx, x, w)
     attrs = window_attrs(ctx, n)
-    group = int(ctx.attr("group", 1))
-    if group == 1:
-        op, weights = "Convolution", w
-    else:
-        op, weights = "GroupConvolution", grouped_weights(ctx, w, group)
-    if bias is None:
-        return [ctx.op(op, "opset1", [x, weights], attrs, refine=ctx.onnx_types(0))[0]]
-    y = ctx.op(op, "opset1", [x, weights], attrs)[0]
-    return [_add_bias(ctx, y, bias, n)]
+    return _convolution(ctx, "Convolution", x, w, bias, attrs, n)
 
 
 @onnx_op("ConvTranspose", 1, 11, 22)
@@ -130,7 +135,6 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
     x, w, bias = ctx.required_input(0), ctx.required_input(1), ctx.input(2)
     n = _spatial(ctx, x, w)
     attrs = window_attrs(ctx, n)
-    group = int(ctx.attr("group", 1))
     output_padding = [int(p) for p in ctx.attr("output_padding", [0] * n)]
     strides, dilations = attrs["strides"], attrs["dilations"]
     kernel = ctx.attr("kernel_shape")
@@ -162,14 +166,7 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
     elif output_shape is not None:
         raise ctx.error("output_shape needs static input spatial dims")
     attrs["output_padding"] = output_padding
-    if group == 1:
-        op, weights = "ConvolutionBackpropData", w
-    else:
-        op, weights = "GroupConvolutionBackpropData", grouped_weights(ctx, w, group)
-    if bias is None:
-        return [ctx.op(op, "opset1", [x, weights], attrs, refine=ctx.onnx_types(0))[0]]
-    y = ctx.op(op, "opset1", [x, weights], attrs)[0]
-    return [_add_bias(ctx, y, bias, n)]
+    return _convolution(ctx, "ConvolutionBackpropData", x, w, bias, attrs, n)
 
 
 # -- pooling -------------------------------------------------------------------------------
