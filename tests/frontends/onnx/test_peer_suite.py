@@ -197,11 +197,11 @@ def _disagreements(candidate: EngineResult,
     for out, value in (ref_out or {}).items():
         got = (candidate.outputs or {}).get(out)
         if got is None:
-            problems.append(f"{candidate.backend}: output {out!r} missing")
+            problems.append(f"{candidate.engine}: output {out!r} missing")
             continue
         row = compare(out, got, value)
         if not row.ok:
-            problems.append(f"{candidate.backend} vs {ref_name}: output {out!r}: "
+            problems.append(f"{candidate.engine} vs {ref_name}: output {out!r}: "
                             f"{row.describe()}")
     return problems
 
@@ -272,7 +272,7 @@ def check_success(name: str, model: onnx.ModelProto, tmp: Path) -> None:
                 ovfe = Isolated(OpenVINOFrontendEngine(static_onnx)).try_run(feed)
             if ovfe.ok:
                 off_spec = OPENVINO_FRONTEND_OFF_SPEC.get(name, set())
-                references.append((ovfe.backend, {k: v for k, v in (ovfe.outputs or {}).items()
+                references.append((ovfe.engine, {k: v for k, v in (ovfe.outputs or {}).items()
                                                   if k not in off_spec}))
             if name in HAND_DERIVED:
                 references.append(("hand-derived values", HAND_DERIVED[name](feed)))
