@@ -133,4 +133,5 @@ def test_the_reader_sees_lazy_and_type_checking_imports() -> None:
               "def f():\n    from . import plan\n    import irtool.frontends.onnx.protos\n")
     assert imports_in(source, "irtool.runtime.iteration", is_package=False) == [
         ("irtool.api", 4), ("irtool.runtime.plan", 6), ("irtool.frontends.onnx.protos", 7)]
-    assert layer_of("irtool.runtime.codegen.loops") == ("irtool.runtime", LAYERS["irtool.runtime"])
+    assert layer_of("irtool.runtime.codegen.loops") == ("irtool.runtime.codegen",
+                                                       LAYERS["irtool.runtime"])
