@@ -9,6 +9,7 @@ written IR and OpenVINO's own reader accept either.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -184,6 +185,14 @@ class _ParamActivation(Op):
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
         return [TensorInfo(inputs[0].element_type, inputs[0].shape)]
 
+    @staticmethod
+    def _two_scalars(inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+        """The input as given and as computed on (``_work``), and inputs 1 and 2 as
+        scalars of that working type."""
+        x0 = np.asarray(inputs[0])
+        x = _work(x0)
+        return x0, x, _first(inputs[1], x.dtype), _first(inputs[2], x.dtype)
+
 
 @register("Swish", "opset4")
 class Swish(_ParamActivation):
@@ -201,10 +210,7 @@ class Selu(_ParamActivation):
     """lambda * (x if x > 0 else alpha * (exp(x) - 1)); alpha, lambda are inputs 1, 2."""
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        x0 = np.asarray(inputs[0])
-        x = _work(x0)
-        alpha = _first(inputs[1], x.dtype)
-        lam = _first(inputs[2], x.dtype)
+        x0, x, alpha, lam = self._two_scalars(inputs)
         with np.errstate(over="ignore"):
             out = lam * np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
         return [np.asarray(out, dtype=x0.dtype)]
@@ -215,10 +221,7 @@ class HardSigmoid(_ParamActivation):
     """max(0, min(1, alpha * x + beta)); alpha and beta are scalar inputs 1, 2."""
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        x0 = np.asarray(inputs[0])
-        x = _work(x0)
-        alpha = _first(inputs[1], x.dtype)
-        beta = _first(inputs[2], x.dtype)
+        x0, x, alpha, beta = self._two_scalars(inputs)
         t = x.dtype.type
         return [np.asarray(np.clip(alpha * x + beta, t(0), t(1)), dtype=x0.dtype)]
 

@@ -52,7 +52,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -223,6 +223,17 @@ _BOILERPLATE = re.compile(
 )
 
 
+T = TypeVar("T")
+
+
+def _stage(stage: str, step: Callable[[], T]) -> T:
+    """``step()``; any exception it raises becomes a ``CaseFailure`` naming ``stage``."""
+    try:
+        return step()
+    except Exception as exc:
+        raise CaseFailure(_reason(stage, exc)) from None
+
+
 def _reason(stage: str, exc: BaseException) -> str:
     """A one-line reason: the stage plus the first informative line of ``exc``.
 
@@ -304,10 +315,7 @@ def _infer(
     Dropout, to the output's name) but the input counts agree, inputs are fed
     by position, which the ONNX frontend preserves, and keyed by OV's name.
     """
-    try:
-        compiled = core.compile_model(model, "CPU", config)
-    except Exception as exc:
-        raise CaseFailure(_reason("compile_model", exc)) from None
+    compiled = _stage("compile_model", lambda: core.compile_model(model, "CPU", config))
     used: dict[str, np.ndarray] = {}
     by_port = {}
     positional = list(feed.values()) if len(feed) == len(compiled.inputs) else None
@@ -390,26 +398,17 @@ def run_case(case: Any, out_root: Path, core: Any, config: dict[str, str]) -> di
         partial.mkdir(parents=True)
         onnx_path = partial / "model.onnx"
         onnx.save_model(case.model, onnx_path)
-        try:
-            model = core.read_model(onnx_path)
-        except Exception as exc:
-            raise CaseFailure(_reason("read_model", exc)) from None
+        model = _stage("read_model", lambda: core.read_model(onnx_path))
         ov_outputs, _ = _infer(core, model, feed, config)
         _check_outputs(ov_outputs, expected, case.rtol, case.atol, "openvino")
 
         xml_path = partial / "model.xml"
-        try:
-            ov.save_model(model, xml_path, compress_to_fp16=False)
-        except Exception as exc:
-            raise CaseFailure(_reason("save_model", exc)) from None
+        _stage("save_model", lambda: ov.save_model(model, xml_path, compress_to_fp16=False))
         onnx_path.unlink()
 
         # expected.npz must be what the *saved* IR computes, since that file is
         # what the tests read; it must also still be correct.
-        try:
-            reloaded = core.read_model(xml_path)
-        except Exception as exc:
-            raise CaseFailure(_reason("reload", exc)) from None
+        reloaded = _stage("reload", lambda: core.read_model(xml_path))
         re_outputs, used = _infer(core, reloaded, feed, config)
         _check_outputs(re_outputs, expected, case.rtol, case.atol, "reloaded IR")
         expected_out = {any_name: arr for _, any_name, arr in re_outputs}

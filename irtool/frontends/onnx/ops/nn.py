@@ -170,12 +170,18 @@ def conv_transpose(ctx: NodeContext) -> list[Value | None]:
 
 
 # -- pooling -------------------------------------------------------------------------------
-@onnx_op("AveragePool", 1, 7, 10, 11, 19, 22)
-def average_pool(ctx: NodeContext) -> list[Value | None]:
+def _pool_window(ctx: NodeContext) -> tuple[Value, int, dict[str, Any]]:
+    """The pooled input, its spatial rank and the window attributes (kernel included)."""
     x = ctx.required_input(0)
     n = _spatial(ctx, x)
     attrs = window_attrs(ctx, n)
     attrs["kernel"] = [int(k) for k in ctx.attr("kernel_shape")]
+    return x, n, attrs
+
+
+@onnx_op("AveragePool", 1, 7, 10, 11, 19, 22)
+def average_pool(ctx: NodeContext) -> list[Value | None]:
+    x, _, attrs = _pool_window(ctx)
     attrs["exclude-pad"] = not bool(ctx.attr("count_include_pad", 0))
     ceil = bool(ctx.attr("ceil_mode", 0))
     if ceil or any(d != 1 for d in attrs["dilations"]):
@@ -190,10 +196,7 @@ def average_pool(ctx: NodeContext) -> list[Value | None]:
 
 @onnx_op("MaxPool", 1, 8, 10, 11, 12, 22)
 def max_pool(ctx: NodeContext) -> list[Value | None]:
-    x = ctx.required_input(0)
-    n = _spatial(ctx, x)
-    attrs = window_attrs(ctx, n)
-    attrs["kernel"] = [int(k) for k in ctx.attr("kernel_shape")]
+    x, n, attrs = _pool_window(ctx)
     # ONNX's ceil mode drops a last window that would start in the right padding: that is
     # "ceil_torch" of MaxPool-14 (MaxPool-8's "ceil" keeps it).
     ceil = bool(ctx.attr("ceil_mode", 0))
