@@ -297,3 +297,26 @@ def test_split_to_sequence(split, axis: int, keepdims: int, tmp_path: Path) -> N
                         vi("back", F32, [None, None])])
     x = np.arange(12, dtype=F32).reshape(3, 4)
     check_conversion(model, {"x": x}, tmp_path)
+
+
+def test_openvino_reshape_of_an_empty_tensor_to_shapes_of_shapeof() -> None:
+    """Why a ragged carry with dynamic other dims is broadcast, not reshaped: Reshape-1 of
+    a [0, 0] tensor to [ShapeOf(p)[0], ShapeOf(q)[1]] is [0, 3] by the spec (and numpy) for
+    q of [1, 3]; OpenVINO's CPU plugin (2026.4) gives [0, 0], its target rewritten to
+    [0, -1] (docs/openvino-quirks.md). A record: a plugin that gives [0, 3] passes too."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    p = ops.parameter([-1, -1], np.float32, name="p")
+    q = ops.parameter([-1, -1], np.float32, name="q")
+
+    def i64(v: object) -> object:
+        return ops.constant(np.array(v, np.int64))
+
+    target = ops.concat([ops.gather(ops.shape_of(p), i64([0]), i64(0)),
+                         ops.gather(ops.shape_of(q), i64([1]), i64(0))], 0)
+    shape = ops.shape_of(ops.reshape(p, target, False))
+    compiled = ov.Core().compile_model(ov.Model([ops.result(shape)], [p, q]), "CPU")
+    got = compiled({"p": np.zeros((0, 0), F32), "q": np.zeros((1, 3), F32)})[0]
+    assert np.zeros((0, 0), F32).reshape(0, 3).shape == (0, 3)  # the spec's answer
+    assert tuple(got) in ((0, 3), (0, 0))
