@@ -73,6 +73,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
                         vectorize=not args.no_vectorize, input_shapes=shapes)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
+    from .backends.openvino import cpu_plugin_refusals
+
+    for line in cpu_plugin_refusals(model):  # the IR is for OpenVINO: say what it refuses
+        log.warning("warning: %s", line)
     if args.opset:
         from collections import Counter
 

@@ -9,6 +9,7 @@ process, so even a crash of OpenVINO is just its column's reason.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..backends.openvino import cpu_plugin_refusals
 from ..errors import ConversionError, IRToolError
 from ..files import write_npz
 from ..ir import write_model
@@ -33,6 +35,8 @@ from .backends import (
 from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
 from .isolate import Isolated
+
+log = logging.getLogger("irtool")
 
 F64_CAUSE = "likely cause: OpenVINO's CPU plugin computes float64 in float32"
 """Said of a float64 output OpenVINO gets wrong: its CPU plugin runs f64 ops in f32."""
@@ -176,6 +180,8 @@ def check(model: onnx.ModelProto | str | os.PathLike,
             if outcome.error and keep_dir is None:
                 # The temporary IR is gone after the check; its path would only be noise.
                 outcome.error = outcome.error.replace(f"{xml}: ", "")
+            if outcome.error and backend.name == "openvino":
+                outcome.error = _openvino_reason(ir_model, outcome.error)
             outcomes.append(outcome)
         ir_path = str(xml) if keep_dir is not None else None
 
@@ -184,6 +190,8 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     # irtool) stands in so the report still says whether the IR backends agree.
     ort, irt, ov = outcomes
     reference = ort if ort.ok else (ov if ov.ok else (irt if irt.ok else None))
+    if reference is not None:
+        _warn_declared_outputs(proto, reference.outputs or {})
     reports = []
     for outcome in outcomes:
         report = BackendReport(outcome.backend, outcome.error, outcome.seconds)
@@ -198,6 +206,29 @@ def check(model: onnx.ModelProto | str | os.PathLike,
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
     return CheckReport(label, reference.backend if reference else "none", reports, outputs,
                        input_rows, ir_path, rtol, atol)
+
+
+def _warn_declared_outputs(proto: onnx.ModelProto, outputs: Mapping[str, np.ndarray]) -> None:
+    """One warning line per graph output whose computed shape its declaration contradicts
+    (onnxmltools declares LightGBM's label [1] for any number of rows): the computed
+    value is the output, for every backend, as for onnxruntime."""
+    from ..onnx.tensor_types import contradicts, declared_output_warning, tensor_info_from_type
+
+    for vi in proto.graph.output:
+        claimed = tensor_info_from_type(vi.type)
+        shape = np.shape(outputs[vi.name]) if vi.name in outputs else None
+        if claimed is not None and contradicts(claimed, shape):
+            log.warning("warning: %s", declared_output_warning(vi.name, claimed, shape))
+
+
+def _openvino_reason(ir_model: Any, error: str) -> str:
+    """OpenVINO's failure, led by what irtool saw in the IR that its CPU plugin refuses
+    (``cpu_plugin_refusals``: the ONNX node, and why), when there is such a thing."""
+    refusals = cpu_plugin_refusals(ir_model)
+    if not refusals:
+        return error
+    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+    return f"{refusals[0]}{more}; OpenVINO: {error}"
 
 
 def _explain_f64(report: BackendReport) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -68,7 +69,15 @@ from .protos import (
     walk_tensors,
 )
 from .skeleton import read_skeleton
-from .tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type, value_infos
+from .tensor_types import (
+    ONNX_TO_ELEMENT_TYPE,
+    contradicts,
+    declared_output_warning,
+    tensor_info_from_type,
+    value_infos,
+)
+
+log = logging.getLogger("irtool")
 
 PathLike = str | os.PathLike
 
@@ -488,6 +497,11 @@ class Converter:
                 raise self.error(f"graph output {vi.name!r} is declared "
                                  f"{type_name(vi.type)} but computed as "
                                  f"{value.element_type.name}")
+            claimed = tensor_info_from_type(vi.type)
+            if claimed is not None and value.shape is not None \
+                    and contradicts(claimed, value.shape):
+                log.warning("warning: %s", declared_output_warning(vi.name, claimed,
+                                                                   value.shape))
             layer = scope.graph.layer(value.layer)
             port = layer.port(value.port)
             assert port is not None
