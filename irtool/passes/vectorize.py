@@ -36,6 +36,7 @@ from ..opset.base import Op
 from .loop_facts import (
     all_true,
     const_of,
+    impure_layer,
     input_source,
     scalar_int,
     shape_index,
@@ -43,9 +44,6 @@ from .loop_facts import (
     unclamped,
 )
 from .prune import prune_graph
-
-_RANDOM = ("RandomUniform", "Multinomial")
-"""Ops whose value differs per call: computing them once would change the loop."""
 
 _I64 = element_type("i64")
 
@@ -295,6 +293,12 @@ class _Batcher:
         if layer.type == "Loop" and condition is not None and (
                 condition not in self.body or not self._constant_true(condition)):
                 raise self.refuse("the body condition may stop the loop early")
+        impure = impure_layer(self.body)
+        if impure is not None:
+            # Computed once for all iterations, a random draw or a variable read or write
+            # (or an op irtool cannot vouch for) would give every iteration the same value.
+            raise self.refuse(f"body layer {impure.name!r} ({impure.type}-{impure.version}) "
+                              "may give another value on every call")
         self._static_count()
         for entry in entries:
             if entry.kind == "input":
@@ -411,8 +415,6 @@ class _Batcher:
         if any(v is None for v in ins):
             raise self.refuse(f"body layer {layer.name!r} reads a value defined nowhere")
         inputs: list[_V] = ins  # type: ignore[assignment]
-        if layer.type in _RANDOM:
-            raise self.refuse(f"body layer {layer.name!r} ({layer.type}) draws random values")
         batched = any(v.batched for v in inputs)
         if not batched:
             outs = self._copy(layer, [v.value for v in inputs],

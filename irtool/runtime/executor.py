@@ -116,14 +116,15 @@ class Executor:
         return self._run(inputs, None)
 
     def _run(self, inputs: Mapping[str, Any] | Sequence[Any],
-             state: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
-        """``run`` with the variables' values in ``state`` (updated when the run succeeds;
-        None: stateless)."""
+             state: dict[str, np.ndarray] | None,
+             draws: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+        """``run`` with the variables' values in ``state`` and the random generators'
+        positions in ``draws`` (both updated when the run succeeds; None: stateless)."""
         try:
             values = self._ordered_inputs(inputs)
             # Floating-point errors give inf/NaN as in OpenVINO; warnings are off once per
             # run here, not per kernel call.
-            binding = self.variables.run(state) if self.variables.used else _STATELESS
+            binding = self.variables.run(state, draws) if self.variables.used else _STATELESS
             with binding, self._blas, np.errstate(all="ignore"):
                 outs = self.run_plan(self.plan, values)
         except IRToolError as err:
