@@ -359,11 +359,12 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         else:
             loop.output(result, info, axis=axis, **_slicing())
     built = list(loop.build()[1])
-    if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
+    if _runs_zero_times(ctx, trip):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
-        # times when it has a concatenated output (docs/openvino-quirks.md). None runs:
-        # the carried values stay the initial ones, the scan outputs are empty. The
-        # Loop, now unused, is pruned.
+        # times when it has a concatenated output, and gives another carried value's
+        # initial value (or uninitialised memory) for a carried value whose next one is
+        # another's (docs/openvino-quirks.md). None runs: the carried values stay the
+        # initial ones, the scan outputs are empty. The Loop, now unused, is pruned.
         built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
                                         [start for start, _, _ in grown]) or built
     values: list[Value | None] = [None] * len(ctx.node.output)

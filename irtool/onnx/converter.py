@@ -34,7 +34,7 @@ from .. import onnx_analysis as analysis
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
-from ..passes.identity import drop_identities
+from ..passes.identity import copy_crossed_back_edges, drop_identities
 from ..passes.prune import prune_model
 from ..passes.vectorize import vectorize_loops
 from ..sniff import refuse_other_kind
@@ -343,6 +343,7 @@ class Converter:
         if self.vectorize and vectorize_loops(model):
             prune_model(model)
         drop_identities(model)  # OpenVINO runs each as a node (per iteration in a body)
+        copy_crossed_back_edges(model)  # OpenVINO computes some back edges wrong without
         if self.slice_inputs:
             slice_loop_inputs(model)
             prune_model(model)
