@@ -33,7 +33,8 @@ def carried_loop(case: str, trip: int) -> tuple[onnx.ModelProto, dict[str, np.nd
     names = ["a", "b"]
     nodes: list[onnx.NodeProto] = []
     outer: list[onnx.NodeProto] = []
-    if case == "swap" or case == "swap, outputs named as inputs":  # a' = b, b' = a (through Identity, as exporters write it)
+    # a' = b, b' = a: through Identity as exporters write it, or the inputs named directly
+    if case in ("swap", "swap, outputs named as inputs"):
         nexts = {"a": "b_in", "b": "a_in"}
     elif case == "rotate":  # a' = b, b' = c, c' = a
         names = ["a", "b", "c"]
