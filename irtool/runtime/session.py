@@ -67,8 +67,9 @@ class CompiledModel(Executor):
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True) -> None:
-        super().__init__(model, max_iterations=max_iterations, check=check, cached=True)
+                 check: bool = True, optimize: bool = True) -> None:
+        super().__init__(model, max_iterations=max_iterations, check=check, cached=True,
+                         optimize=optimize)
         self._values: dict[str, np.ndarray] = {}
         self._draws: dict[str, int] = {}  # each RandomUniform's generator position
 
