@@ -726,7 +726,9 @@ def fold_constant(graph: Graph, value: Value) -> np.ndarray | None:
     """The value of ``value`` when constants (and static shapes) alone determine it.
 
     At most ``_FOLD_LIMIT`` layers are evaluated, with their numpy kernels; a
-    Parameter, a control-flow layer or a kernel failure upstream gives None.
+    Parameter, a control-flow layer, a layer whose value may change from call to call
+    (``Op.pure`` false: a random draw decides a trip count or an If anew on every call),
+    an op irtool does not know or a user's, or a kernel failure upstream gives None.
     """
     order: list[int] = []
     seen: set[int] = set()
@@ -759,8 +761,11 @@ def fold_constant(graph: Graph, value: Value) -> np.ndarray | None:
                 outs = [shape]
             else:
                 args = [values[graph.source(lid, p.id)] for p in layer.inputs]  # type: ignore[index]
+                op = make_op(layer.type, layer.version, layer.attrs)
+                if not op.pure or not type(op).__module__.startswith("irtool.opset."):
+                    return None
                 with np.errstate(all="ignore"):  # kernels leave that to their caller
-                    outs = make_op(layer.type, layer.version, layer.attrs).compute(args)
+                    outs = op.compute(args)
         except Exception:  # no kernel, or it fails: not foldable, the IR keeps computing it
             return None
         for port, out in zip(layer.outputs, outs):

@@ -685,19 +685,19 @@ FOLDED_BYTES = 1 << 20
 """Results up to this size (or up to the size of the step's inputs) of steps on constants
 alone are computed once, when the plan is compiled (a bias Unsqueezed to [1, C, 1, 1], a
 shape computed from constants), instead of on every run."""
-_NOT_FOLDED = {"RandomUniform", "Multinomial"}  # a new value each run
-
-
 def _constant_step(layer: Layer, consts: list[np.ndarray | None]) -> np.ndarray | None:
     """The value of ``layer`` on its constant inputs, computed now; None when it stays a
-    step: a control-flow, variable or random op, a user's op, an op that fails (the step
-    reports it at run time, naming the layer), a large result, or one unlike what its port
-    declares (the run's check names the layer)."""
-    if layer.type in CONTROL_FLOW or layer.type in _NOT_FOLDED:
+    step: a control-flow layer, an op whose value may change from call to call (``Op.pure``
+    false: variables, random draws), a user's op, an op that fails (the step reports it at
+    run time, naming the layer), a large result, or one unlike what its port declares (the
+    run's check names the layer). The value is the op's own kernel's on the same inputs,
+    under the same floating-point settings as a run: what the step would compute, integer
+    wrap-around included."""
+    if layer.type in CONTROL_FLOW:
         return None
     try:
         op = make_op(layer.type, layer.version, layer.attrs)
-        if not type(op).__module__.startswith("irtool.opset."):
+        if not op.pure or not type(op).__module__.startswith("irtool.opset."):
             return None  # a user's operation (--extension): it may mean to run each time
         with np.errstate(all="ignore"):
             (value,) = op.compute(list(consts))  # type: ignore[arg-type]

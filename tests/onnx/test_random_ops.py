@@ -272,3 +272,48 @@ def test_a_session_follows_openvino_call_after_call(et: str, low: int, high: int
     for n in (4, 4, 3, 5, 1):
         feed = {"s": np.array([n], np.int64)}
         np.testing.assert_array_equal(session.run(feed)["y"], request.infer(feed)[0])
+
+
+def test_an_if_on_a_random_draw_is_decided_on_every_call(tmp_path: Path) -> None:
+    """``If(u < 0.5)`` of a draw ``u`` is not decided once at conversion (the first draw
+    picking one branch for good): in irtool's session, as in onnxruntime's, each call
+    takes the branch its own draw picks (the draws are OpenVINO's). OpenVINO's CPU plugin
+    takes the then-branch on every call whatever the draw, on irtool's IR and on its own
+    conversion: recorded, an xfail where it does so (docs/openvino-quirks.md)."""
+    then = helper.make_graph([helper.make_node("Constant", [], ["one"], value=helper
+                                               .make_tensor("o", TensorProto.FLOAT, [], [1.0]))],
+                             "then", [], [vi("one", F32, [])])
+    other = helper.make_graph([helper.make_node("Constant", [], ["zero"], value=helper
+                                                .make_tensor("z", TensorProto.FLOAT, [], [0.0]))],
+                              "else", [], [vi("zero", F32, [])])
+    half = helper.make_node("Constant", [], ["half"], value=helper.make_tensor(
+        "h", TensorProto.FLOAT, [], [0.5]))
+    nodes = [helper.make_node("RandomUniform", [], ["U"], shape=[1], seed=SEED), half,
+             helper.make_node("Less", ["U", "half"], ["c"]),
+             helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)]
+    model = make_model(nodes, [], [vi("Y", F32, []), vi("U", F32, [1])])
+    ir = irtool.convert(model)
+    assert [layer.type for layer in ir.graph.layers if layer.type == "If"] == ["If"]
+    import onnxruntime as ort
+
+    xml = irtool.save(ir, tmp_path / "model.xml")
+    sessions = {"onnxruntime": ort.InferenceSession(model.SerializeToString(),
+                                                    providers=["CPUExecutionProvider"]),
+                "irtool": irtool.compile(irtool.load(xml))}
+    request = ov.Core().compile_model(str(xml), "CPU").create_infer_request()
+    picked: dict[str, list[tuple[float, float]]] = {k: [] for k in (*sessions, "openvino")}
+    for _ in range(8):
+        y, u = sessions["onnxruntime"].run(["Y", "U"], {})
+        picked["onnxruntime"].append((float(y), float(u[0])))
+        out = sessions["irtool"].run({})
+        picked["irtool"].append((float(out["Y"]), float(out["U"][0])))
+        got = {port.any_name: np.array(value) for port, value in request.infer({}).items()}
+        picked["openvino"].append((float(got["Y"]), float(got["U"][0])))
+    assert [u for _, u in picked["irtool"]] == [u for _, u in picked["openvino"]]
+    for who in ("onnxruntime", "irtool"):
+        assert {y for y, _ in picked[who]} == {0.0, 1.0}, (who, picked[who])
+        assert all(y == float(u < 0.5) for y, u in picked[who]), (who, picked[who])
+    if all(y == float(u < 0.5) for y, u in picked["openvino"]):
+        return
+    assert all(y == 1.0 for y, _ in picked["openvino"]), picked["openvino"]
+    pytest.xfail("OpenVINO's CPU plugin takes the then-branch whatever the draw")

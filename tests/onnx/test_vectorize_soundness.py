@@ -315,3 +315,35 @@ def test_random_draws_in_a_nested_body_are_not_hoisted(depth: str, tmp_path: Pat
         assert y.shape == (6, 16), who
         assert set(np.unique(y)) <= {0.0, 2.0}, who
         assert len({row.tobytes() for row in y}) > 1, f"{who}: every row is the same draw"
+
+
+def test_an_iteration_number_fed_by_a_back_edge_is_not_the_counter() -> None:
+    """IR the validator refuses (BACK_EDGE_NO_INIT), so no engine runs it: a back edge into
+    the current_iteration Parameter makes its value after iteration 0 the edge's, not
+    the counter's, and neither the vectoriser nor the sliced-input pass takes it for
+    the counter."""
+    from irtool.onnx.passes.slice_inputs import slice_loop_inputs
+
+    body = Net()
+    i = body.param("i", "i64", ())
+    xb = body.param("xb", "f32", (4, 3))
+    row = body.op("Gather", "opset8", [xb, i, body.const(np.int64(0))], {"batch_dims": "0"},
+                  shape=(3,))
+    r_scan = body.result(unsqueeze(body, body.op("Tanh", "opset1", [row])))
+    r_next = body.result(body.op("Add", "opset1", [i, body.const(np.int64(0))],
+                                 {"auto_broadcast": "numpy"}))
+    net = Net()
+    x = net.param("X", "f32", (4, 3))
+    lp = net.loop(body)
+    lp.trip_count(net.const(np.int64(4)))
+    lp.condition(net.const(np.array(True)))
+    lp.current_iteration(i)
+    lp.back_edge(r_next, i)
+    lp.invariant(x, xb)
+    lp.execution_condition(true_result(body))
+    lp.output(r_scan, info("f32", (-1, 3)), names=["Y"], axis=0)
+    model = finish(net, lp)
+    (loop,) = model.graph.layers_of_type("Loop")
+    assert "back edge feeds the iteration number" in (why_not(loop) or "")
+    assert vectorize_loops(model) == 0
+    assert slice_loop_inputs(model) == 0

@@ -147,7 +147,8 @@ def test_steps_on_constants_alone_run_once_when_compiled() -> None:
     np.testing.assert_array_equal(got, feed + np.arange(3, dtype=F32))
 
 
-@pytest.mark.parametrize("case", ["random", "large", "declared unlike computed", "fails"])
+@pytest.mark.parametrize("case", ["random", "multinomial", "large", "declared unlike computed",
+                                  "fails"])
 def test_steps_on_constants_that_stay_steps(case: str) -> None:
     net = Net()
     if case == "random":  # a new value each run
@@ -156,6 +157,11 @@ def test_steps_on_constants_that_stay_steps(case: str) -> None:
                     net.const(np.array(1, F32))],
                    {"output_type": "f32", "global_seed": "0", "op_seed": "0"},
                    et="f32", shape=(4,))
+    elif case == "multinomial":  # a random draw (Op.pure is false): never folded
+        y = net.op("Multinomial", "opset13",
+                   [net.const(np.array([[0.2, 0.8]], F32)), net.const(np.array(4, np.int64))],
+                   {"convert_type": "i64", "with_replacement": "true", "log_probs": "false",
+                    "global_seed": "0", "op_seed": "0"}, et="i64", shape=(1, 4))
     elif case == "large":  # 8 MiB: kept as a step, not held by the plan
         y = net.op("Broadcast", "opset3", [net.const(np.array(1, F32)),
                                            net.const(np.array([2048, 1024], np.int64))],
@@ -170,9 +176,9 @@ def test_steps_on_constants_that_stay_steps(case: str) -> None:
     net.result(y)
     assert len(step_types(net)) == 1
     executor = Executor(net.model(), check=False)
-    if case in ("random", "large"):
+    if case in ("random", "multinomial", "large"):
         (got,) = executor.run({}).values()
-        assert got.shape == ((4,) if case == "random" else (2048, 1024))
+        assert got.shape == {"random": (4,), "multinomial": (1, 4)}.get(case, (2048, 1024))
         if case == "large":
             assert (got == 1).all()
     else:
