@@ -69,8 +69,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise IRToolError(str(err)) from None
     out = output_path(args.model, args.output)
     check_writable(out)
+    if args.no_optimize and args.slice_inputs:
+        raise IRToolError("--slice-inputs is an optimisation, which --no-optimize turns off")
     model = api.convert(args.model, slice_inputs=args.slice_inputs,
-                        vectorize=not args.no_vectorize, input_shapes=shapes)
+                        vectorize=not args.no_vectorize, input_shapes=shapes,
+                        optimize=not args.no_optimize)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
     from .backends.openvino import cpu_plugin_refusals
@@ -130,7 +133,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_writable(args.output)
     inputs = _load_npz(args.inputs[0]) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
-                      max_iterations=args.max_iterations, timeout=args.timeout)
+                      max_iterations=args.max_iterations, timeout=args.timeout,
+                      optimize=not args.no_optimize)
     if args.output:
         if fmt == "json":
             write_files({args.output: _outputs_json(outputs)})
@@ -153,7 +157,8 @@ def _run_steps(args: argparse.Namespace) -> int:
         check_writable(target)
     steps = [_load_npz(path) for path in args.inputs]
     outputs = api.run_steps(args.model, steps, backend=args.backend,
-                            max_iterations=args.max_iterations, timeout=args.timeout)
+                            max_iterations=args.max_iterations, timeout=args.timeout,
+                            optimize=not args.no_optimize)
     if targets:
         write_npz_files(dict(zip(targets, outputs)))
         for target, out in zip(targets, outputs):
@@ -243,7 +248,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
                            atol=args.atol, keep_dir=args.keep, progress=progress,
-                           timeout=args.timeout, max_iterations=args.max_iterations)
+                           timeout=args.timeout, max_iterations=args.max_iterations,
+                           optimize=not args.no_optimize)
     finally:
         bar.close()
     if args.json:
@@ -326,6 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-vectorize", action="store_true",
                    help="keep loops whose iterations are independent instead of computing "
                         "their body once over all iterations (default: vectorised)")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="no optimising pass at all: no vectorisation, no slicing, no "
+                        "Identity layer dropped (kept: pruning dead layers, folding a loop "
+                        "that runs no iteration, copies on crossed back edges, which "
+                        "OpenVINO needs; default: optimised)")
     p.add_argument("--opset", action="store_true",
                    help="also print the ONNX opsets imported and the IR operations used")
     p.set_defaults(func=cmd_convert, subparser=p)
@@ -354,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="OpenVINO runs in a child process, stopped after this long "
                         "(default 300); a crash of it is one line too")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="irtool's executor without its speed rewrites (no constant folding, "
+                        "pool fusion, specialised or inlined kernels, in-place writes or "
+                        "batched loops), and an .onnx converted without optimising passes "
+                        "(default: optimised)")
     _extension_option(p)
     p.set_defaults(func=cmd_run, subparser=p)
 
@@ -403,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, default=None, metavar="N",
                    help="irtool's runtime stops any loop beyond N iterations (default "
                         "1,000,000)")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="convert without optimising passes and run irtool's executor "
+                        "without its speed rewrites (the report says what was applied "
+                        "either way; default: optimised)")
     _extension_option(p)
     p.set_defaults(func=cmd_check, subparser=p)
 

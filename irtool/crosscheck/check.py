@@ -83,6 +83,10 @@ class CheckReport:
     ir_path: str | None = None
     rtol: float | None = None
     atol: float | None = None
+    optimize: bool = True
+    optimizations: dict[str, dict[str, int]] = field(default_factory=dict)
+    """What was applied to the IR checked: ``{"convert": {...}, "irtool": {...}}``, each
+    rewrite's name and how often it applied (see ``describe_optimizations``)."""
 
     @property
     def ok(self) -> bool:
@@ -123,6 +127,8 @@ class CheckReport:
         return {"model": self.model, "ok": self.ok, "reference": self.reference,
                 "outputs": list(self.outputs), "inputs": self.inputs,
                 "ir": self.ir_path, "rtol": self.rtol, "atol": self.atol,
+                "optimize": self.optimize,
+                "optimizations": {k: dict(v) for k, v in self.optimizations.items()},
                 "backends": [b.to_dict() for b in self.backends],
                 "failures": self.failures(), "verdict": self.verdict()}
 
@@ -137,7 +143,7 @@ def check(model: onnx.ModelProto | str | os.PathLike,
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-          max_iterations: int | None = None) -> CheckReport:
+          max_iterations: int | None = None, optimize: bool = True) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
@@ -145,7 +151,9 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there. onnxruntime and
     OpenVINO each run in a worker process stopped after ``timeout`` seconds (their column
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
-    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``).
+    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``). ``optimize=False`` converts without the
+    optimising passes and runs irtool's executor without its rewrites; the report says
+    what was applied either way (``optimizations``).
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
@@ -155,7 +163,8 @@ def check(model: onnx.ModelProto | str | os.PathLike,
     proto, label = _load_onnx(model)
     say("converting to IR")
     # First: a model the converter refuses gets its reason before inputs are made for it.
-    ir_model = convert_model(model)
+    converted: dict[str, int] = {}
+    ir_model = convert_model(model, optimize=optimize, applied=converted)
     feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes)
 
     with _ir_dir(keep_dir) as folder:
@@ -165,12 +174,13 @@ def check(model: onnx.ModelProto | str | os.PathLike,
         if keep_dir is not None:
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
+        irtool_backend = IrtoolBackend(xml, max_iterations=max_iterations, optimize=optimize)
         backends: list[tuple[Backend, Mapping[str, np.ndarray]]] = [
             # onnxruntime and OpenVINO run in a worker process with a time limit: either can
             # crash on a model or never end (a loop of 10**12 iterations), and a check must
             # then still report the other backends. irtool's own runtime caps every loop.
             (Isolated(OnnxRuntimeBackend(proto), timeout), feed),
-            (IrtoolBackend(xml, max_iterations=max_iterations), ir_feed),
+            (irtool_backend, ir_feed),
             (Isolated(OpenVINOBackend(xml), timeout), ir_feed),
         ]
         outcomes: list[Outcome] = []
@@ -204,8 +214,36 @@ def check(model: onnx.ModelProto | str | os.PathLike,
         reports.append(report)
     input_rows = [{"name": n, "dtype": _dtype(v), "shape": list(np.shape(v)),
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
+    applied = {"convert": {k: v for k, v in converted.items() if v},
+               "irtool": dict(irtool_backend.applied)}
     return CheckReport(label, reference.backend if reference else "none", reports, outputs,
-                       input_rows, ir_path, rtol, atol)
+                       input_rows, ir_path, rtol, atol, optimize, applied)
+
+
+# How each optimisation's count reads: (verb, thing, things).
+_APPLIED_WORDS = {
+    "vectorised loops": ("vectorised", "loop", "loops"),
+    "dropped Identity layers": ("dropped", "Identity layer", "Identity layers"),
+    "sliced loop inputs": ("sliced", "loop input", "loop inputs"),
+    "fused pools": ("fused", "pool", "pools"),
+    "folded constant steps": ("folded", "constant step", "constant steps"),
+    "specialised kernels": ("specialised", "kernel", "kernels"),
+    "inlined numpy calls": ("inlined", "numpy call", "numpy calls"),
+    "batched loops": ("batched", "loop at run time", "loops at run time"),
+    "loop rewrites": ("rewrote", "loop body step", "loop body steps"),
+}
+
+
+def describe_optimizations(applied: Mapping[str, int]) -> str:
+    """``{"vectorised loops": 2, "fused pools": 1}`` -> ``"vectorised 2 loops, fused 1
+    pool"`` (``"none"`` when nothing applied)."""
+    parts = []
+    for name, count in applied.items():
+        if not count:
+            continue
+        verb, one, many = _APPLIED_WORDS.get(name, (name + ":", "", ""))
+        parts.append(f"{verb} {count} {one if count == 1 else many}".rstrip())
+    return ", ".join(parts) or "none"
 
 
 def _warn_declared_outputs(proto: onnx.ModelProto, outputs: Mapping[str, np.ndarray]) -> None:
@@ -361,6 +399,10 @@ def _format_table(report: CheckReport) -> str:
     lines.append(f"inputs: {feed or 'none'}")
     if report.ir_path:
         lines.append(f"IR kept: {report.ir_path}")
+    if report.optimizations:
+        lines.append("optimisations" + ("" if report.optimize else " (--no-optimize)") + ": "
+                     + "; ".join(f"{where}: {describe_optimizations(applied)}"
+                                 for where, applied in report.optimizations.items()))
     if ref != "onnxruntime":
         ort = next((b for b in report.backends if b.name == "onnxruntime"), None)
         reason = ort.error if ort else "not run"

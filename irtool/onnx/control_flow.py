@@ -359,11 +359,12 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         else:
             loop.output(result, info, axis=axis, **_slicing())
     built = list(loop.build()[1])
-    if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
+    if _runs_zero_times(ctx, trip):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
-        # times when it has a concatenated output (docs/openvino-quirks.md). None runs:
-        # the carried values stay the initial ones, the scan outputs are empty. The
-        # Loop, now unused, is pruned.
+        # times when it has a concatenated output, and gives another carried value's
+        # initial value (or uninitialised memory) for a carried value whose next one is
+        # another's (docs/openvino-quirks.md). None runs: the carried values stay the
+        # initial ones, the scan outputs are empty. The Loop, now unused, is pruned.
         built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
                                         [start for start, _, _ in grown]) or built
     values: list[Value | None] = [None] * len(ctx.node.output)
@@ -725,7 +726,9 @@ def fold_constant(graph: Graph, value: Value) -> np.ndarray | None:
     """The value of ``value`` when constants (and static shapes) alone determine it.
 
     At most ``_FOLD_LIMIT`` layers are evaluated, with their numpy kernels; a
-    Parameter, a control-flow layer or a kernel failure upstream gives None.
+    Parameter, a control-flow layer, a layer whose value may change from call to call
+    (``Op.pure`` false: a random draw decides a trip count or an If anew on every call),
+    an op irtool does not know or a user's, or a kernel failure upstream gives None.
     """
     order: list[int] = []
     seen: set[int] = set()
@@ -758,8 +761,11 @@ def fold_constant(graph: Graph, value: Value) -> np.ndarray | None:
                 outs = [shape]
             else:
                 args = [values[graph.source(lid, p.id)] for p in layer.inputs]  # type: ignore[index]
+                op = make_op(layer.type, layer.version, layer.attrs)
+                if not op.pure or not type(op).__module__.startswith("irtool.opset."):
+                    return None
                 with np.errstate(all="ignore"):  # kernels leave that to their caller
-                    outs = make_op(layer.type, layer.version, layer.attrs).compute(args)
+                    outs = op.compute(args)
         except Exception:  # no kernel, or it fails: not foldable, the IR keeps computing it
             return None
         for port, out in zip(layer.outputs, outs):

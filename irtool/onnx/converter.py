@@ -13,7 +13,15 @@ The ``Converter`` does the work that is not one operator's business:
   registry (``context.onnx_op``); control-flow translators call back into
   ``translate_graph`` for their bodies;
 * makes the IR inputs and outputs carry the ONNX graph's names, then prunes dead
-  layers and runs the IR passes (sliced loop inputs).
+  layers and runs the IR passes: the optimising ones (vectorised loops, Identity layers
+  dropped, sliced loop inputs when asked) unless ``optimize=False``, and always the
+  copies OpenVINO needs on crossed back edges (``passes.identity``).
+
+With ``optimize=False`` what remains of conversion is translation: translators still
+compute from constants and static dims what they need (shape arithmetic, folded
+constant inputs), dead layers are pruned, a Loop that provably runs no iteration is
+folded to its outputs (OpenVINO's CPU plugin crashes or errs on it otherwise), and back
+edges get their copies; nothing is rewritten for speed.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from .. import onnx_analysis as analysis
 from ..errors import ConversionError, InternalError, IRToolError, UnsupportedOpError
 from ..ir.graph import Model
 from ..opset import TensorInfo
-from ..passes.identity import drop_identities
+from ..passes.identity import copy_crossed_back_edges, drop_identities
 from ..passes.prune import prune_model
 from ..passes.vectorize import vectorize_loops
 from ..sniff import refuse_other_kind
@@ -84,7 +92,8 @@ PathLike = str | os.PathLike
 
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                   vectorize: bool = True, base_dir: PathLike | None = None,
-                  input_shapes: InputShapes | None = None) -> Model:
+                  input_shapes: InputShapes | None = None, optimize: bool = True,
+                  applied: dict[str, int] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
@@ -93,10 +102,16 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Fal
     Gather is the form OpenVINO runs faster). ``input_shapes`` fixes
     dynamic dims of graph inputs (name -> dims, None for a dim left dynamic).
     ``vectorize=False`` keeps loops whose iterations are independent instead of batching
-    them (``irtool.passes.vectorize``).
+    them (``irtool.passes.vectorize``). ``optimize=False`` runs none of the optimising
+    passes (module docstring); ``slice_inputs=True`` with it is a contradiction, refused.
+    ``applied`` (a dict) gets what each optimising pass did, by name.
     """
-    return Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                     base_dir=base_dir, input_shapes=input_shapes).convert()
+    converter = Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
+                          base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
+    ir = converter.convert()
+    if applied is not None:
+        applied.update(converter.applied)
+    return ir
 
 
 def _domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
@@ -113,11 +128,16 @@ class Converter:
 
     def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                  vectorize: bool = True, base_dir: PathLike | None = None,
-                 input_shapes: InputShapes | None = None) -> None:
+                 input_shapes: InputShapes | None = None, optimize: bool = True) -> None:
         self.source: str | None = None
         self.external = ExternalData(None)
+        if slice_inputs and not optimize:
+            raise ConversionError("slicing loop inputs is an optimisation; it cannot be "
+                                  "asked for with optimisations off")
         self.slice_inputs = slice_inputs
-        self.vectorize = vectorize
+        self.vectorize = vectorize and optimize
+        self.optimize = optimize
+        self.applied: dict[str, int] = {}  # what each optimising pass did (convert fills)
         analysis.prestart()  # ONNX's checker runs in a worker: let it load meanwhile
         self.proto = self._load(model, base_dir)
         self.given = model if isinstance(model, onnx.ModelProto) else None
@@ -340,11 +360,17 @@ class Converter:
         self._add_outputs(graph, scope)
         model = Model(scope.graph, name=graph.name or "model", version=11)
         prune_model(model)
-        if self.vectorize and vectorize_loops(model):
-            prune_model(model)
-        drop_identities(model)  # OpenVINO runs each as a node (per iteration in a body)
+        applied = self.applied
+        if self.vectorize:
+            applied["vectorised loops"] = vectorize_loops(model)
+            if applied["vectorised loops"]:
+                prune_model(model)
+        if self.optimize:
+            # OpenVINO runs each as a node (per iteration in a body)
+            applied["dropped Identity layers"] = drop_identities(model)
+        copy_crossed_back_edges(model)  # OpenVINO computes some back edges wrong without
         if self.slice_inputs:
-            slice_loop_inputs(model)
+            applied["sliced loop inputs"] = slice_loop_inputs(model)
             prune_model(model)
         refuse_invalid_ir(model, self.source)
         return model

@@ -15,6 +15,7 @@ import builtins
 import itertools
 import linecache
 import weakref
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -66,6 +67,7 @@ class Plan:
     output_names: list[str] = field(default_factory=list)
     scope: str = ""
     check_declared: bool = False  # see RunOptions
+    optimize: bool = True  # see RunOptions: in-place writes in the generated code
 
     def __post_init__(self) -> None:
         self.refresh()
@@ -117,7 +119,8 @@ def _generate(plan: Plan) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
     else:
         code.add("if len(inputs): raise ValueError", -1)
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
-               reuse_for(plan.steps, plan.output_slots, plan.constants))
+               reuse_for(plan.steps, plan.output_slots, plan.constants) if plan.optimize
+               else None)
     emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
@@ -533,12 +536,26 @@ class RunOptions:
     the store the plan's ReadValue/Assign kernels share (``state.Variables``; without
     one, each such layer gets a store of its own, which makes every run stateless);
     ``vectorize`` runs loops whose iterations are independent as one batched computation
-    (``irtool.passes.vectorize``) when their inputs at run time allow it."""
+    (``irtool.passes.vectorize``) when their inputs at run time allow it.
+
+    ``optimize=False`` turns off every rewrite that only makes a run faster, so that a
+    user who doubts a result can rule them out: steps on constants are not computed at
+    compile time (``_constant_step``), no step moves past a MaxPool (``fusion``), no
+    kernel is specialised on its constant inputs nor called inline as a numpy call
+    (``fastpath``), no step writes into an input's buffer (``Reuse``), loops are not
+    batched (``vectorize`` off too) and their generated code keeps every body step
+    (``loopgen``: no stacking of outputs, no counter Gathers, no pre-squeezed slices).
+    What stays is semantics: the weight decompression chains are still computed in f32 at
+    compile time, as OpenVINO's CPU plugin computes them (``decompression``), and loop
+    bodies still run as generated Python. ``applied`` counts what each rewrite did while
+    the plan (and its nested plans) compiled, by name."""
 
     max_iterations: int | None = None
     check_declared: bool = False
     variables: object = None  # the plan's ``state.Variables`` (ReadValue/Assign kernels)
     vectorize: bool = True
+    optimize: bool = True
+    applied: Counter[str] = field(default_factory=Counter, compare=False)
 
 
 # Compilers for layers that are not plain kernels (Loop, TensorIterator, If; ReadValue and
@@ -634,10 +651,12 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
                     exact[outs[0]] = shadow
                     chained.add(outs[0])
                 continue
-        if consts and len(outs) == 1 and all(c is not None for c in consts):
+        if options.optimize and consts and len(outs) == 1 and \
+                all(c is not None for c in consts):
             value = _constant_step(layer, consts)
             if value is not None:
                 constants[outs[0]] = value
+                options.applied["folded constant steps"] += 1
                 continue
         unused = frozenset(i for i, p in enumerate(layer.outputs) if (layer.id, p.id) not in read)
         kernel, inline = _kernel(layer, scope, options, consts, generated, unused)
@@ -645,7 +664,9 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
-    moved, fused = pool_first(steps, constants, output_slot_list)
+    moved, fused = pool_first(steps, constants, output_slot_list) if options.optimize \
+        else (set(), {})
+    options.applied["fused pools"] += len(fused)
     for k, (slot, kernel) in fused.items():
         steps[k] = Step(steps[k].layer, kernel, (slot,), steps[k].outputs)
     steps = [step for k, step in enumerate(steps) if k not in moved]
@@ -656,26 +677,27 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         port = graph.layer(src[0]).port(src[1]) if src else None
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
-                output_slot_list, input_names, output_names, scope, options.check_declared)
+                output_slot_list, input_names, output_names, scope, options.check_declared,
+                options.optimize)
 
 
 FOLDED_BYTES = 1 << 20
 """Results up to this size (or up to the size of the step's inputs) of steps on constants
 alone are computed once, when the plan is compiled (a bias Unsqueezed to [1, C, 1, 1], a
 shape computed from constants), instead of on every run."""
-_NOT_FOLDED = {"RandomUniform", "Multinomial"}  # a new value each run
-
-
 def _constant_step(layer: Layer, consts: list[np.ndarray | None]) -> np.ndarray | None:
     """The value of ``layer`` on its constant inputs, computed now; None when it stays a
-    step: a control-flow, variable or random op, a user's op, an op that fails (the step
-    reports it at run time, naming the layer), a large result, or one unlike what its port
-    declares (the run's check names the layer)."""
-    if layer.type in CONTROL_FLOW or layer.type in _NOT_FOLDED:
+    step: a control-flow layer, an op whose value may change from call to call (``Op.pure``
+    false: variables, random draws), a user's op, an op that fails (the step reports it at
+    run time, naming the layer), a large result, or one unlike what its port declares (the
+    run's check names the layer). The value is the op's own kernel's on the same inputs,
+    under the same floating-point settings as a run: what the step would compute, integer
+    wrap-around included."""
+    if layer.type in CONTROL_FLOW:
         return None
     try:
         op = make_op(layer.type, layer.version, layer.attrs)
-        if not type(op).__module__.startswith("irtool.opset."):
+        if not op.pure or not type(op).__module__.startswith("irtool.opset."):
             return None  # a user's operation (--extension): it may mean to run each time
         with np.errstate(all="ignore"):
             (value,) = op.compute(list(consts))  # type: ignore[arg-type]
@@ -718,5 +740,12 @@ def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarr
         raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
     if unused:
         op.unused_outputs = unused
+    if not options.optimize:
+        return op.compute, None
     kernel = specialise(layer.type, op, consts)
-    return kernel, inline_for(layer, op, consts, kernel) if inline else None
+    if kernel != op.compute:
+        options.applied["specialised kernels"] += 1
+    inlined = inline_for(layer, op, consts, kernel) if inline else None
+    if inlined is not None:
+        options.applied["inlined numpy calls"] += 1
+    return kernel, inlined
