@@ -78,7 +78,8 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 
 def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
             vectorize: bool = True, base_dir: PathLike | None = None,
-            input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
+            input_shapes: Mapping[str, Sequence[int | None]] | None = None,
+            optimize: bool = True) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     A path's large tensors and external data are read from its files when needed, never
@@ -92,14 +93,18 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     ``vectorize=False`` keeps Loops and TensorIterators whose iterations are
     independent, which are otherwise replaced by their body computed once over all
     iterations (``irtool.passes.vectorize``, where the trip count, condition and slices
-    prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
-    (listing every unsupported operator).
+    prove it the same). ``optimize=False`` runs no optimising pass at all: no
+    vectorisation, no slicing (asking for it too is refused), no Identity layer dropped;
+    what remains is translation, pruning of dead layers, and the forms OpenVINO needs to
+    run or to compute right (a Loop that runs no iteration folded, copies on crossed
+    back edges; ``irtool.frontends.onnx.converter``). Raises ``ConversionError`` (naming the ONNX
+    node) or ``UnsupportedOpError`` (listing every unsupported operator).
     """
     from .frontends.onnx import convert_model  # starts ONNX's checker worker first
 
     started = time.perf_counter()
     ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                       base_dir=base_dir, input_shapes=input_shapes)
+                       base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
     log.info("converted %s to IR (%d layers in the main graph) in %.2f s",
              model if not hasattr(model, "graph") else "the ModelProto", len(ir.graph),
              time.perf_counter() - started)
@@ -115,6 +120,7 @@ def run(
     backend: str = "irtool",
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
+    optimize: bool = True,
 ) -> dict[str, np.ndarray]:
     """Run an IR (or an ONNX model, converted first) and return its outputs by tensor name:
     one stateless inference (every variable of a stateful model at its initial value; see
@@ -132,37 +138,44 @@ def run(
 
     A ``Model`` is checked and compiled on its first run; later runs of the same, unchanged
     model object reuse that plan (``irtool.runtime.cache``), which ``compile`` shares.
+
+    ``optimize=False`` runs irtool's executor without any rewrite that only makes it
+    faster (``irtool.runtime.plan.RunOptions`` lists them: no constant folding, no pool
+    fusion, no specialised or inlined kernels, no in-place writes, no batched loops), and
+    converts an ONNX model without optimising passes (``convert``); OpenVINO runs the IR
+    as it is.
     """
     _check_max_iterations(max_iterations)
     if not isinstance(model_or_path, Model) and file_kind(model_or_path) == "onnx":
         # An ONNX model runs as the IR convert makes of it, as OpenVINO's read_model does.
-        model_or_path = convert(model_or_path)
+        model_or_path = convert(model_or_path, optimize=optimize)
     if backend == "irtool":
         from .runtime import Executor
 
         if isinstance(model_or_path, Model):  # checked and compiled once per model state
             return Executor(model_or_path, max_iterations=max_iterations,
-                            cached=True).run(inputs)
+                            cached=True, optimize=optimize).run(inputs)
         return Executor(load(model_or_path), max_iterations=max_iterations,
-                        check=False).run(inputs)
+                        check=False, optimize=optimize).run(inputs)
     if backend == "openvino":
         _gate(model_or_path)
         return _run_openvino(model_or_path, inputs, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
 
 
-def compile(model_or_path: Model | PathLike, *,
-            max_iterations: int | None = None) -> CompiledModel:
+def compile(model_or_path: Model | PathLike, *, max_iterations: int | None = None,
+            optimize: bool = True) -> CompiledModel:
     """A session over the model, like OpenVINO's infer request: ``.run(inputs)`` is one
     step and keeps the variables (ReadValue/Assign) for the next, ``.reset_state()``
     returns them to their initial values, and ``.state`` reads and sets them by variable
-    id. A path is loaded (and checked) first. The plan is the one ``run`` caches."""
+    id. A path is loaded (and checked) first. The plan is the one ``run`` caches.
+    ``optimize=False``: as for ``run``; ``.optimizations`` says what was applied."""
     from .runtime.session import CompiledModel
 
     _check_max_iterations(max_iterations)
     model = model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
     return CompiledModel(model, max_iterations=max_iterations,
-                         check=isinstance(model_or_path, Model))
+                         check=isinstance(model_or_path, Model), optimize=optimize)
 
 
 def _gate(model_or_path: Model | PathLike) -> None:
@@ -178,14 +191,15 @@ def run_steps(
     backend: str = "irtool",
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
+    optimize: bool = True,
 ) -> list[dict[str, np.ndarray]]:
     """The outputs of each of ``steps`` run in turn in one session, so that the variables
     of a stateful model (ReadValue/Assign) carry from step to step: ``compile`` for
     irtool, one infer request for ``backend="openvino"`` (in a worker process, as
-    ``run``)."""
+    ``run``). ``optimize=False``: as for ``run``."""
     _check_max_iterations(max_iterations)
     if backend == "irtool":
-        session = compile(model_or_path, max_iterations=max_iterations)
+        session = compile(model_or_path, max_iterations=max_iterations, optimize=optimize)
         return [session.run(step) for step in steps]
     if backend == "openvino":
         _gate(model_or_path)
@@ -270,7 +284,8 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
           rtol: float | None = None, atol: float | None = None,
           keep_dir: PathLike | None = None, timeout: float = OPENVINO_TIMEOUT_S,
           max_iterations: int | None = None,
-          progress: Callable[[str], None] | None = None) -> CheckReport:
+          progress: Callable[[str], None] | None = None,
+          optimize: bool = True) -> CheckReport:
     """Convert, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     - ``inputs``: arrays by tensor name; those not given are random.
@@ -284,16 +299,19 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
       (default 300); a crash or a time-out becomes that backend's reason.
     - ``max_iterations``: irtool's runtime stops any loop beyond it (default 10**6).
     - ``progress``: called with the name of each stage as it starts.
+    - ``optimize``: False converts without optimising passes and runs irtool's executor
+      without its rewrites (see ``convert`` and ``run``).
 
     The report's ``ok`` says whether every backend ran and agrees with onnxruntime;
-    ``format_table()`` and ``to_dict()`` show it. Raises ``ConversionError`` when the model
-    cannot be converted and ``CheckInputError`` when inputs cannot be made.
+    ``format_table()`` and ``to_dict()`` show it, and its ``optimizations`` what the
+    converter and irtool's runtime applied to the IR checked. Raises ``ConversionError``
+    when the model cannot be converted and ``CheckInputError`` when inputs cannot be made.
     """
     from .tools.check import check as _check
 
     return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
                   keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
-                  progress=progress)
+                  progress=progress, optimize=optimize)
 
 
 def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str, Any]:

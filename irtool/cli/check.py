@@ -49,6 +49,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--max-iterations", type=int, default=None, metavar="N",
                    help="irtool's runtime stops any loop beyond N iterations (default "
                         "1,000,000)")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="convert without optimising passes and run irtool's executor "
+                        "without its speed rewrites (the report says what was applied "
+                        "either way; default: optimised)")
     extension_option(p)
     p.set_defaults(func=run, subparser=p)
 
@@ -77,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = api.check(args.model, given, seed=args.seed, shapes=shapes, rtol=args.rtol,
                            atol=args.atol, keep_dir=args.keep, progress=progress,
-                           timeout=args.timeout, max_iterations=args.max_iterations)
+                           timeout=args.timeout, max_iterations=args.max_iterations,
+                           optimize=not args.no_optimize)
     finally:
         bar.close()
     if args.json:

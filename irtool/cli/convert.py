@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 
 from .. import api
 from ..core.errors import IRToolError
 from ..core.files import check_writable
+
+log = logging.getLogger("irtool")
 
 
 def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -38,6 +41,11 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--no-vectorize", action="store_true",
                    help="keep loops whose iterations are independent instead of computing "
                         "their body once over all iterations (default: vectorised)")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="no optimising pass at all: no vectorisation, no slicing, no "
+                        "Identity layer dropped (kept: pruning dead layers, folding a loop "
+                        "that runs no iteration, copies on crossed back edges, which "
+                        "OpenVINO needs; default: optimised)")
     p.add_argument("--opset", action="store_true",
                    help="also print the ONNX opsets imported and the IR operations used")
     p.set_defaults(func=run, subparser=p)
@@ -57,10 +65,17 @@ def run(args: argparse.Namespace) -> int:
         raise IRToolError(str(err)) from None
     out = output_path(args.model, args.output)
     check_writable(out)
+    if args.no_optimize and args.slice_inputs:
+        raise IRToolError("--slice-inputs is an optimisation, which --no-optimize turns off")
     model = api.convert(args.model, slice_inputs=args.slice_inputs,
-                        vectorize=not args.no_vectorize, input_shapes=shapes)
+                        vectorize=not args.no_vectorize, input_shapes=shapes,
+                        optimize=not args.no_optimize)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
+    from ..engines.openvino import cpu_plugin_refusals
+
+    for line in cpu_plugin_refusals(model):  # the IR is for OpenVINO: say what it refuses
+        log.warning("warning: %s", line)
     if args.opset:
         from collections import Counter
 

@@ -38,6 +38,11 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="OpenVINO runs in a child process, stopped after this long "
                         "(default 300); a crash of it is one line too")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="irtool's executor without its speed rewrites (no constant folding, "
+                        "pool fusion, specialised or inlined kernels, in-place writes or "
+                        "batched loops), and an .onnx converted without optimising passes "
+                        "(default: optimised)")
     extension_option(p)
     p.set_defaults(func=run, subparser=p)
 
@@ -57,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.output)
     inputs = load_npz(args.inputs[0]) if args.inputs else {}
     outputs = api.run(args.model, inputs, backend=args.backend,
-                      max_iterations=args.max_iterations, timeout=args.timeout)
+                      max_iterations=args.max_iterations, timeout=args.timeout,
+                      optimize=not args.no_optimize)
     if args.output:
         if fmt == "json":
             write_files({args.output: _outputs_json(outputs)})
@@ -80,7 +86,8 @@ def _run_steps(args: argparse.Namespace) -> int:
         check_writable(target)
     steps = [load_npz(path) for path in args.inputs]
     outputs = api.run_steps(args.model, steps, backend=args.backend,
-                            max_iterations=args.max_iterations, timeout=args.timeout)
+                            max_iterations=args.max_iterations, timeout=args.timeout,
+                            optimize=not args.no_optimize)
     if targets:
         write_npz_files(dict(zip(targets, outputs)))
         for target, out in zip(targets, outputs):

@@ -38,6 +38,39 @@ REFERENCE_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f3
                     "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 
 
+def cpu_plugin_refusals(model: Model) -> list[str]:
+    """What OpenVINO's CPU plugin refuses to compile in ``model``, seen in the IR alone: one
+    line per If layer (named as the ONNX node it converts) one of whose outputs has one
+    rank in ``then_body`` and another in ``else_body``. The plugin has no If of dynamic
+    rank; irtool's runtime runs one. (The converter resolves an If whose condition follows
+    from constants and static shapes, ``--input`` included, so such an If is left only
+    where data decides the branch.)"""
+    found = []
+    for _, layer in model.graph.walk():
+        if layer.type != "If":
+            continue
+        ranks: dict[int, dict[str, int | None]] = {}
+        for branch in ("then", "else"):
+            body = layer.bodies.get(f"{branch}_body")
+            for entry in layer.port_maps.get(f"{branch}_port_map", []):
+                if entry.kind != "output" or body is None or entry.internal_layer_id not in body:
+                    continue
+                result = body.layer(entry.internal_layer_id)
+                dims = result.inputs[0].dims if result.inputs else None
+                ranks.setdefault(entry.external_port_id, {})[branch] = \
+                    None if dims is None else len(dims)
+        for port, by in sorted(ranks.items()):
+            then, other = by.get("then"), by.get("else")
+            if then is not None and other is not None and then != other:
+                found.append(f"node {layer.name} (If): output {layer.output_index(port)} has "
+                             f"rank {then} in then_branch and {other} in else_branch, and "
+                             "which runs is known only at run time: OpenVINO's CPU plugin has "
+                             "no If of dynamic rank (irtool's runtime runs it; --input "
+                             "resolves an If that input shapes decide)")
+                break
+    return found
+
+
 def run_ir(model_or_path: Model | PathLike,
            inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
     """Outputs of the IR for ``inputs`` (by tensor name, or in the model's input order).

@@ -16,9 +16,11 @@ class IrtoolEngine(Engine):
     name = "irtool"
 
     def __init__(self, model_or_path: Model | str | os.PathLike[str],
-                 max_iterations: int | None = None) -> None:
+                 max_iterations: int | None = None, optimize: bool = True) -> None:
         self.model_or_path = model_or_path
         self.max_iterations = max_iterations
+        self.optimize = optimize
+        self.applied: dict[str, int] = {}  # what the executor's rewrites did (last run)
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         from ..runtime import Executor
@@ -26,9 +28,11 @@ class IrtoolEngine(Engine):
 
         model = self.model_or_path
         if isinstance(model, Model):
-            executor = Executor(model, max_iterations=self.max_iterations)
+            executor = Executor(model, max_iterations=self.max_iterations,
+                                optimize=self.optimize)
         else:
             executor = Executor(read_valid(model), max_iterations=self.max_iterations,
-                                check=False)
+                                check=False, optimize=self.optimize)
+        self.applied = executor.optimizations
         feed = {n: inputs[n] for n in executor.input_names if n in inputs}
         return executor.run(feed)

@@ -91,6 +91,11 @@ class Op:
     anything it keeps, so the runtime may write into them once they are dead (see
     ``runtime.plan.Reuse``). Holds only for the class that defines ``compute`` (the
     runtime checks there), so a subclass with a ``compute`` of its own must set it again."""
+    pure: ClassVar[bool] = True
+    """The same inputs give the same outputs on every call. False for random draws
+    (RandomUniform, Multinomial) and variables (ReadValue, Assign): no pass may compute
+    such an op fewer or more times than the graph says (fold it into a constant, hoist it
+    out of a loop), since that changes what it gives."""
     unused_outputs: frozenset[int] = frozenset()
     """Output indices nothing reads (the runtime sets them when it compiles a plan); a kernel
     may skip their work and return an uninitialised array of the right shape and type."""

@@ -26,6 +26,8 @@ from .base import REQUIRED, AttributeParseError, Attrs, Op, TensorInfo, register
 class _Variable(Op):
     """The attributes every stateful op has: the variable it reads or writes."""
 
+    pure = False  # reads or writes state kept between runs
+
     def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.variable_id = self.attr_str("variable_id", REQUIRED)

@@ -3,15 +3,22 @@
 ``PassManager``).
 
 A pass rewrites an IR ``Model`` (the conversion's passes, ``pipelines.conversion``) or the
-steps of a plan being compiled (``pipelines.COMPILE``, on the runtime's ``Program``): the
+steps of a plan being compiled (``pipelines.compiling``, on the runtime's ``Program``): the
 interface is generic in that target. ``in_place`` says whether the pass changes the
 object it is given (and returns it) or returns a changed copy, leaving it as it was.
+
+Some passes only make the result faster or smaller (``Pass.optimisation`` names what
+their changes count as); the others make the form a consumer needs (pruning dead layers,
+copies OpenVINO computes right with). ``optimize=False`` (``convert``, ``run``,
+``check``) leaves out exactly the first kind, and the counts of what they did reach the
+reports through ``PassResult.applied``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Generic, TypeVar
 
 T = TypeVar("T")
@@ -24,6 +31,10 @@ class PassResult(Generic[T]):
 
     target: T
     changes: int
+    applied: Mapping[str, int] = field(default_factory=dict)
+    """The changes of the optimising passes that ran, by what they count as
+    (``Pass.optimisation``; a pipeline's summed over its passes, those that changed
+    nothing included)."""
 
     @property
     def modified(self) -> bool:
@@ -36,6 +47,11 @@ class Pass(Generic[T]):
     in_place: ClassVar[bool] = True
     """True: ``apply`` changes its argument and returns it; False: a changed copy."""
 
+    optimisation: ClassVar[str | None] = None
+    """What the changes of a pass that only makes things faster count as in the reports
+    (``"fused pools"``); None for a pass that is not an optimisation and so also runs with
+    optimisations off."""
+
     @property
     def name(self) -> str:
         return type(self).__name__
@@ -44,7 +60,10 @@ class Pass(Generic[T]):
         raise NotImplementedError
 
     def __call__(self, target: T) -> PassResult[T]:
-        return self.apply(target)
+        result = self.apply(target)
+        if self.optimisation is not None:
+            result = replace(result, applied={self.optimisation: result.changes})
+        return result
 
 
 class Pipeline(Pass[T]):
@@ -56,7 +75,9 @@ class Pipeline(Pass[T]):
 
     def apply(self, target: T) -> PassResult[T]:
         changes = 0
+        applied: Counter[str] = Counter()
         for step in self.passes:
             result = step(target)
             target, changes = result.target, changes + result.changes
-        return PassResult(target, changes)
+            applied.update(result.applied)
+        return PassResult(target, changes, dict(applied))

@@ -2,19 +2,23 @@
 
 One evaluator (``evaluate``) serves two users:
 
-* ``FoldConstants``, the compile pipeline's pass: a step of a plan whose inputs are all
-  constants becomes a constant of the plan, computed when the plan is compiled instead of
-  on every run (a bias Unsqueezed to ``[1, C, 1, 1]``, a shape computed from constants);
-  a weight decompression chain is folded the way OpenVINO's CPU plugin computes it
-  (``decompression``).
+* the compile pipeline's passes: ``FoldDecompression`` folds weight decompression chains
+  the way OpenVINO's CPU plugin computes them (``decompression``: semantics, so it runs
+  with optimisations off too), and ``FoldConstants``, an optimisation, makes every other
+  step of a plan whose inputs are all constants a constant of the plan, computed when the
+  plan is compiled instead of on every run (a bias Unsqueezed to ``[1, C, 1, 1]``, a shape
+  computed from constants), continuing a chain where such a step was all it waited for;
 * ``constant_value``, for the ONNX frontend: the value of an IR tensor when constants and
   static shapes alone determine it (an If's condition, a Loop's trip count), without
   changing the graph.
 
 Nothing is folded whose value may differ from run to run or that irtool cannot vouch
-for: random ops, a user's operations (``--extension``: they may mean to run each time),
-control flow and variables (the runtime compiles those itself), an op whose kernel
-fails (the step reports that at run time, naming the layer).
+for: an op whose value may change from call to call (``Op.pure`` false: random draws,
+variables), a user's operations (``--extension``: they may mean to run each time),
+control flow (the runtime compiles it itself), an op whose kernel fails (the step reports
+that at run time, naming the layer). A folded value is the op's own kernel's on the same
+inputs, under the same floating-point settings as a run: what the step would compute,
+integer wrap-around included.
 """
 
 from __future__ import annotations
@@ -35,9 +39,6 @@ FOLDED_BYTES = 1 << 20
 """Results up to this size (or up to the size of the step's inputs) of steps on constants
 alone are folded; a larger one is computed on each run rather than held."""
 
-NOT_FOLDED = frozenset({"RandomUniform", "Multinomial"})
-"""Ops whose value is new on each run."""
-
 FRONTEND_LIMIT = 64
 """The most layers ``constant_value`` evaluates for one value."""
 
@@ -45,10 +46,10 @@ FRONTEND_LIMIT = 64
 def evaluate(layer: Layer, inputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
     """``layer``'s outputs on ``inputs`` by its kernel; None when it must not or cannot be
     computed ahead of a run (see the module docstring)."""
-    if layer.type in NOT_FOLDED:
-        return None
     try:
         op = make_op(layer.type, layer.version, layer.attrs)
+        if not op.pure:
+            return None  # a random draw or a variable: computed once, it would change
         if not type(op).__module__.startswith("irtool.opset."):
             return None  # a user's operation (--extension): it may mean to run each time
         with np.errstate(all="ignore"):  # kernels leave that to their caller
@@ -75,43 +76,61 @@ def fold_step(layer: Layer, consts: Sequence[np.ndarray]) -> np.ndarray | None:
     return value
 
 
-class FoldConstants(Pass[Program]):
-    """Steps on constants alone become constants of the plan, in step order (so a chain
-    of them folds whole); weight decompression chains fold to OpenVINO's f32 values."""
+class FoldDecompression(Pass[Program]):
+    """Weight decompression chains on constants become constants of the plan, with
+    OpenVINO's f32 values (``decompression``), in step order. Not an optimisation: it is
+    the semantics irtool chose, so it runs with optimisations off too."""
 
     def apply(self, program: Program) -> PassResult[Program]:
-        constants = program.constants
-        # Exact f32 values of constants in weight decompression chains (``decompression``),
-        # and the slots that come out of such a chain.
-        exact: dict[int, np.ndarray] = {}
+        return PassResult(program, _fold(program, steps_on_constants=False))
+
+
+class FoldConstants(Pass[Program]):
+    """Steps on constants alone become constants of the plan, in step order (so a chain
+    of them folds whole); a decompression chain that waited for such a step goes on
+    (``FoldDecompression`` runs first and folds the others)."""
+
+    optimisation = "folded constant steps"
+
+    def apply(self, program: Program) -> PassResult[Program]:
+        return PassResult(program, _fold(program, steps_on_constants=True))
+
+
+def _fold(program: Program, steps_on_constants: bool) -> int:
+    """Fold the steps of ``program`` that continue a decompression chain and, with
+    ``steps_on_constants``, those on constants alone; returns how many were folded."""
+    constants = program.constants
+    if program.shadows is None:
+        program.shadows = {}
         for slot, const in program.const_layers.items():
             shadow = exact_source(const, constants[slot])
             if shadow is not None:
-                exact[slot] = shadow
-        chained: set[int] = set()
-        kept = []
-        for step in program.steps:
-            layer, ins, outs = step.layer, step.inputs, step.outputs
-            consts = [constants.get(slot) for slot in ins]
-            if len(outs) == 1 and any(slot in exact for slot in ins):
-                folded = _fold_decompression(layer, consts, [exact.get(s) for s in ins],
-                                             [s in chained for s in ins])
-                if folded is not None:
-                    constants[outs[0]], shadow = folded
-                    if shadow is not None:
-                        exact[outs[0]] = shadow
-                        chained.add(outs[0])
-                    continue
-            if consts and len(outs) == 1 and layer.type not in program.compiled_elsewhere:
-                known = [c for c in consts if c is not None]
-                value = fold_step(layer, known) if len(known) == len(consts) else None
-                if value is not None:
-                    constants[outs[0]] = value
-                    continue
-            kept.append(step)
-        folded_count = len(program.steps) - len(kept)
-        program.steps = kept
-        return PassResult(program, folded_count)
+                program.shadows[slot] = shadow
+    exact, chained = program.shadows, program.chained
+    kept = []
+    for step in program.steps:
+        layer, ins, outs = step.layer, step.inputs, step.outputs
+        consts = [constants.get(slot) for slot in ins]
+        if len(outs) == 1 and any(slot in exact for slot in ins):
+            folded = _fold_decompression(layer, consts, [exact.get(s) for s in ins],
+                                         [s in chained for s in ins])
+            if folded is not None:
+                constants[outs[0]], shadow = folded
+                if shadow is not None:
+                    exact[outs[0]] = shadow
+                    chained.add(outs[0])
+                continue
+        if steps_on_constants and consts and len(outs) == 1 \
+                and layer.type not in program.compiled_elsewhere:
+            known = [c for c in consts if c is not None]
+            value = fold_step(layer, known) if len(known) == len(consts) else None
+            if value is not None:
+                constants[outs[0]] = value
+                continue
+        kept.append(step)
+    count = len(program.steps) - len(kept)
+    program.steps = kept
+    return count
 
 
 def _fold_decompression(layer: Layer, consts: list[np.ndarray | None],

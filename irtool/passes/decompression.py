@@ -11,6 +11,22 @@ f32 on the converted values (each exact in f32), then uses that f32 weight. irto
 follows the CPU plugin: each layer of such a chain is folded into a constant at compile
 time (the same value every run), and a ``Convert`` to f32 at the end of the chain gets
 the f32 result of the whole chain instead of the f16-rounded one.
+
+The rules (anything else runs as a normal step):
+
+* a chain starts at a ``Convert`` to f16 or bf16 of a constant whose every value f32
+  holds exactly (``exact_source``: floats and integers of 16 bits or fewer); its value is
+  the converted one (rounded to f16 as the spec says), its shadow that value in f32;
+* ``Subtract``/``Multiply`` continue it only when every input has an exact f32 shadow,
+  and ``Reshape``/``Unsqueeze``/``Squeeze``/``Transpose`` when their data input does
+  (they move values, never change them); each step keeps the spec's value for readers
+  outside the chain and computes the shadow in f32;
+* only a ``Convert`` to f32 whose input comes out of a chain takes the shadow; every
+  other reader sees the spec's f16 values.
+
+This is the semantics irtool chose (OpenVINO's CPU plugin's numbers), not a speed-up, so
+``RunOptions.optimize=False`` leaves it on: the compile pipeline folds it with
+``constant_folding.FoldDecompression``, which is not an optimisation.
 """
 
 from __future__ import annotations

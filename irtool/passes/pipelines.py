@@ -2,8 +2,13 @@
 
 * ``conversion``: what ``irtool.convert`` runs on the IR its translators made.
 * ``saving``: what ``irtool.save`` runs on (a copy of) the model it writes.
-* ``COMPILE``: what the runtime's compiler runs on the steps of every plan it compiles
+* ``compiling``: what the runtime's compiler runs on the steps of every plan it compiles
   (``runtime.compiler``; see ``program`` for why these work on steps, not on the IR).
+
+``optimize=False`` leaves out every pass that only makes the result faster
+(``Pass.optimisation``), so that a user who doubts a result can rule them out; what stays
+is what the result needs: pruning, the forms OpenVINO computes right, the weight
+decompression semantics.
 
 Rewrites that are code-generation choices rather than rewrites of a graph (how a loop
 body's generated Python collects, indexes and slices: ``runtime.codegen.loops``) are not
@@ -14,9 +19,9 @@ from __future__ import annotations
 
 from ..ir.graph import Model
 from .base import Pass, Pipeline
-from .constant_folding import FoldConstants
+from .constant_folding import FoldConstants, FoldDecompression
 from .fp16 import CompressToFP16
-from .identity import DropIdentities
+from .identity import CopyCrossedBackEdges, DropIdentities
 from .pool_fusion import FusePools
 from .program import Program
 from .prune import Prune
@@ -24,15 +29,20 @@ from .slice_inputs import SliceLoopInputs
 from .vectorize import VectorizeLoops
 
 
-def conversion(*, vectorize: bool = True, slice_inputs: bool = False) -> Pipeline[Model]:
+def conversion(*, vectorize: bool = True, slice_inputs: bool = False,
+               optimize: bool = True) -> Pipeline[Model]:
     """Dead layers pruned; independent loops vectorised (then what they left pruned);
-    Identity layers dropped (OpenVINO runs each as a node, per iteration in a body); the
-    sliced-input rewrite only when asked (OpenVINO runs the body Gather faster)."""
+    Identity layers dropped (OpenVINO runs each as a node, per iteration in a body); copies
+    on crossed back edges (OpenVINO computes those wrong without); the sliced-input rewrite
+    only when asked (OpenVINO runs the body Gather faster). ``optimize=False``: pruning and
+    the copies only (asking for ``slice_inputs`` too is the caller's contradiction)."""
     passes: list[Pass[Model]] = [Prune()]
-    if vectorize:
+    if vectorize and optimize:
         passes += [VectorizeLoops(), Prune()]
-    passes.append(DropIdentities())
-    if slice_inputs:
+    if optimize:
+        passes.append(DropIdentities())
+    passes.append(CopyCrossedBackEdges())
+    if slice_inputs and optimize:
         passes += [SliceLoopInputs(), Prune()]
     return Pipeline(passes)
 
@@ -42,5 +52,10 @@ def saving(*, compress_to_fp16: bool = False) -> Pipeline[Model]:
     return Pipeline([CompressToFP16()] if compress_to_fp16 else [])
 
 
-COMPILE: Pipeline[Program] = Pipeline([FoldConstants(), FusePools()])
-"""Constants folded first (so that a bias is a constant when pool fusion looks at it)."""
+def compiling(*, optimize: bool = True) -> Pipeline[Program]:
+    """Weight decompression chains folded as OpenVINO computes them; then, optimising,
+    every other step on constants folded (so that a bias is a constant when pool fusion
+    looks at it) and ReLUs and biases moved past MaxPools."""
+    if not optimize:
+        return Pipeline([FoldDecompression()])
+    return Pipeline([FoldDecompression(), FoldConstants(), FusePools()])

@@ -46,3 +46,10 @@ class Program:
     outputs: list[int]
     const_layers: dict[int, Layer] = field(default_factory=dict)
     compiled_elsewhere: frozenset[str] = frozenset()
+    shadows: dict[int, np.ndarray] | None = None
+    """The exact f32 values of the slots in weight decompression chains
+    (``passes.decompression``), kept from one folding pass to the next (None: no pass has
+    worked them out yet)."""
+    chained: set[int] = field(default_factory=set)
+    """The slots that come out of such a chain (a ``Convert`` to f32 of one takes its
+    shadow)."""

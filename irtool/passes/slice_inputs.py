@@ -9,12 +9,13 @@ which lets OpenVINO skip the gather and the copy of ``X`` into the body.
 The rewrite is made only where it is provably the same computation:
 
 * the body gathers from a Parameter that is a plain invariant input (no slicing
-  axis, no back edge) with the scalar ``current_iteration`` as the index, a
-  constant axis and ``batch_dims`` 0;
+  axis, no back edge) with the scalar ``current_iteration`` as the index (fed by no
+  back edge: the counter), a constant axis and ``batch_dims`` 0;
 * the Loop runs exactly ``X.shape[k]`` iterations: its execution condition is a
   constant true, the body's condition output is a constant true, and the trip
   count is either a constant equal to the static ``X.shape[k]`` or computed as
-  ``Gather(ShapeOf(X), k)`` (or ``Slice`` of it) of the very same ``X``.
+  ``Gather(ShapeOf(X), k)`` (or ``Slice`` of it) of the very same ``X``, through the
+  value-preserving steps ``irtool.passes.loop_facts`` lists (no narrowing cast).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from .loop_facts import all_true, const_of, input_source, scalar_int, trip_match
 
 class SliceLoopInputs(Pass[Model]):
     """Rewrite every provably equivalent body Gather of a model."""
+
+    optimisation = "sliced loop inputs"
 
     def apply(self, model: Model) -> PassResult[Model]:
         return PassResult(model, sum(_slice_loop(graph, layer)
@@ -81,6 +84,8 @@ def _slice_loop(graph: Graph, loop: Layer) -> int:
         return 0
     if body.layer(iteration).outputs[0].dims != ():
         return 0  # a [1] iteration number keeps the axis: not this rewrite
+    if any(edge.to_layer == iteration for edge in loop.back_edges):
+        return 0  # a back edge, not the counter, gives its value after iteration 0
     if not all_true(const_of(body, input_source(body, body.layer(cond), 0))):
         return 0
     carried = {edge.to_layer for edge in loop.back_edges}

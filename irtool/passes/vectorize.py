@@ -11,7 +11,20 @@ A loop qualifies when
   (start 0, end -1, stride 1, part size 1);
 * every body op that sees a per-iteration value can take the leading axis: the op class
   says how in ``Op.batching`` (``irtool.opset.base``), and ``_RULES`` below holds each
-  kind's rule. Body ops that see only invariant values are computed once, unchanged.
+  kind's rule. Body ops that see only invariant values are computed once, unchanged;
+* nothing in the body, at any depth, may give another value on another call: no random
+  draw, no variable (ReadValue/Assign), no op irtool does not know or a user's
+  (``loop_facts.impure_layer``), since computing it once would give every iteration the
+  first one's value;
+* the iteration number is the counter: its Parameter is fed by no back edge.
+
+The facts about the graph around the loop (trip count = the length of an input, a
+constant true condition) are accepted only through ``loop_facts``' rules, each of which
+holds for every value (its docstring lists them: casts only where they keep every value
+of their source type, a clamp only at 0, one-element slices only). Whatever is not
+proven keeps the loop. The batched ops compute the same values per row; where numpy or
+BLAS sums in another order over the batch (MatMul, reductions) floats may differ in the
+last bits, as any two BLAS calls may; integers are exact.
 
 ``batched_form(layer)`` builds the replacement as a stand-alone graph (one Parameter per
 input port of the layer, one Result per output port, in order), which the runtime
@@ -37,6 +50,7 @@ from .base import Pass, PassResult
 from .loop_facts import (
     all_true,
     const_of,
+    impure_layer,
     input_source,
     scalar_int,
     shape_index,
@@ -44,9 +58,6 @@ from .loop_facts import (
     unclamped,
 )
 from .prune import prune_graph
-
-_RANDOM = ("RandomUniform", "Multinomial")
-"""Ops whose value differs per call: computing them once would change the loop."""
 
 _I64 = element_type("i64")
 
@@ -100,6 +111,8 @@ def why_not(layer: Layer) -> str | None:
 class VectorizeLoops(Pass[Model]):
     """Replace every loop of a model (innermost first) whose batched form exists and whose
     trip count, condition and slice lengths provably match it."""
+
+    optimisation = "vectorised loops"
 
     def apply(self, model: Model) -> PassResult[Model]:
         return PassResult(model, _vectorize_graph(model.graph))
@@ -297,6 +310,12 @@ class _Batcher:
         if layer.type == "Loop" and condition is not None and (
                 condition not in self.body or not self._constant_true(condition)):
                 raise self.refuse("the body condition may stop the loop early")
+        impure = impure_layer(self.body)
+        if impure is not None:
+            # Computed once for all iterations, a random draw or a variable read or write
+            # (or an op irtool cannot vouch for) would give every iteration the same value.
+            raise self.refuse(f"body layer {impure.name!r} ({impure.type}-{impure.version}) "
+                              "may give another value on every call")
         self._static_count()
         for entry in entries:
             if entry.kind == "input":
@@ -367,6 +386,8 @@ class _Batcher:
         if entry.purpose == "current_iteration":
             if self.layer.type != "Loop":
                 raise self.refuse("a TensorIterator with an iteration number")
+            if pid in back:
+                raise self.refuse("a back edge feeds the iteration number")
             self.values[key] = _V(self.iteration_numbers(param), True)
             if param.outputs[0].dims == ():
                 self.iteration = key
@@ -413,8 +434,6 @@ class _Batcher:
         if any(v is None for v in ins):
             raise self.refuse(f"body layer {layer.name!r} reads a value defined nowhere")
         inputs: list[_V] = ins  # type: ignore[assignment]
-        if layer.type in _RANDOM:
-            raise self.refuse(f"body layer {layer.name!r} ({layer.type}) draws random values")
         batched = any(v.batched for v in inputs)
         if not batched:
             outs = self._copy(layer, [v.value for v in inputs],

@@ -5,12 +5,19 @@ Compilation does all the graph work, in three stages:
 1. lowering: the graph's own topological order (``Graph.topological_order``: linear, ties
    by layer id), one value slot per produced tensor, constants materialised, one pending
    step per layer that runs;
-2. the compile pipeline (``irtool.passes.pipelines.COMPILE``) rewrites those steps:
-   constant folding (with weight decompression as OpenVINO computes it) and pool fusion;
+2. the compile pipeline (``irtool.passes.pipelines.compiling``) rewrites those steps:
+   weight decompression folded as OpenVINO computes it and, optimising, constant folding
+   and pool fusion;
 3. a kernel per remaining step (``Op.compute``, a ``fastpath.specialise``d one, or the
-   kernel ``CONTROL_FLOW`` compiles for a Loop/TensorIterator/If/ReadValue/Assign), and
-   for ops that are one numpy call a guarded direct call (``fastpath.inline_for``); the
-   ``Plan`` then generates its ``execute`` (``codegen.straight``).
+   kernel ``CONTROL_FLOW`` compiles for a Loop/TensorIterator/If/ReadValue/Assign/
+   RandomUniform), and for ops that are one numpy call a guarded direct call
+   (``fastpath.inline_for``); the ``Plan`` then generates its ``execute``
+   (``codegen.straight``).
+
+``RunOptions.optimize`` off: the pipeline without its optimisations, and each step's
+kernel is its op's own ``compute``, never specialised or inlined. ``RunOptions.applied``
+counts what the optimisations did (the pipeline's ``PassResult.applied``, and the kernels
+specialised and inlined here).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from ..core.bulk import paused_gc
 from ..core.errors import ExecutionError
 from ..ir.graph import Graph, Layer, Port, describe_layer, tensor_name
 from ..opset import Kernel, make_op
-from ..passes.pipelines import COMPILE
+from ..passes.pipelines import compiling
 from ..passes.pool_fusion import pooled_then
 from ..passes.program import PendingStep, Program
 from .codegen import straight
@@ -101,8 +108,10 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
 
     input_slot_list = [slot_of[(p.id, p.outputs[0].id)] for p in parameters]
     output_slot_list = [input_slots(r)[0] for r in results]
-    program = COMPILE(Program(pending, constants, output_slot_list, const_layers,
-                              frozenset(CONTROL_FLOW))).target
+    result = compiling(optimize=options.optimize)(
+        Program(pending, constants, output_slot_list, const_layers, frozenset(CONTROL_FLOW)))
+    program = result.target
+    options.applied.update(result.applied)
     # Inline forms serve generated code only; a plan this large runs as a loop.
     generated = len(graph) <= straight.GENERATED_STEPS_LIMIT
     steps = []
@@ -124,7 +133,8 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         port = graph.layer(src[0]).port(src[1]) if src else None
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
-                output_slot_list, input_names, output_names, scope, options.check_declared)
+                output_slot_list, input_names, output_names, scope, options.check_declared,
+                options.optimize)
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarray | None],
@@ -142,5 +152,12 @@ def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarr
         raise ExecutionError(str(err), layer=describe_layer(layer, scope)) from None
     if unused:
         op.unused_outputs = unused
+    if not options.optimize:
+        return op.compute, None
     kernel = specialise(layer.type, op, consts)
-    return kernel, inline_for(layer, op, consts, kernel) if inline else None
+    if kernel != op.compute:
+        options.applied["specialised kernels"] += 1
+    inlined = inline_for(layer, op, consts, kernel) if inline else None
+    if inlined is not None:
+        options.applied["inlined numpy calls"] += 1
+    return kernel, inlined

@@ -335,11 +335,12 @@ def _batched_plan(layer: Layer, scope: str, options: RunOptions
                   ) -> tuple[BatchedForm, Plan] | None:
     """The loop's iterations as one batched computation (``passes.vectorize``), compiled;
     None when the iterations may depend on each other or ``options`` say no."""
-    if not options.vectorize:
+    if not options.vectorize or not options.optimize:
         return None
     form = batched_form(layer)
     if form is None:
         return None
+    options.applied["batched loops"] += 1
     return form, compile_graph(form.graph, body_scope(scope, layer.id, "batched"), options)
 
 
@@ -373,7 +374,7 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         if constant is not None and constant.size == 1 and constant.dtype == np.bool_ \
                 and bool(constant.reshape(())):
             it.condition = None
-    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope), options)
     batched = _batched_plan(layer, scope, options)
 
     def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -402,7 +403,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     if it.current is not None:
         raise fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
     it.condition = None
-    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope), options)
     batched = _batched_plan(layer, scope, options)
 
     def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -10,6 +10,7 @@ per-iteration execution of loop bodies cheap (loop bodies go one step further, s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -59,6 +60,7 @@ class Plan:
     output_names: list[str] = field(default_factory=list)
     scope: str = ""
     check_declared: bool = False  # see RunOptions
+    optimize: bool = True  # see RunOptions: in-place writes in the generated code
 
     def __post_init__(self) -> None:
         self.refresh()
@@ -99,12 +101,27 @@ class RunOptions:
     the store the plan's ReadValue/Assign kernels share (``variables.Variables``; without
     one, each such layer gets a store of its own, which makes every run stateless);
     ``vectorize`` runs loops whose iterations are independent as one batched computation
-    (``irtool.passes.vectorize``) when their inputs at run time allow it."""
+    (``irtool.passes.vectorize``) when their inputs at run time allow it.
+
+    ``optimize=False`` turns off every rewrite that only makes a run faster, so that a
+    user who doubts a result can rule them out: the compile pipeline is
+    ``pipelines.compile_pipeline(optimize=False)`` (no constant folding, no step moved
+    past a MaxPool), no kernel is specialised on its constant inputs nor called inline as
+    a numpy call (``fastpath``), no step writes into an input's buffer
+    (``codegen.toolkit.Reuse``), loops are not batched (``vectorize`` off too) and their
+    generated code keeps every body step (``codegen.loops``: no stacking of outputs, no
+    counter Gathers, no pre-squeezed slices). What stays is semantics: the weight
+    decompression chains are still computed in f32 at compile time, as OpenVINO's CPU
+    plugin computes them (``passes.decompression``), and loop bodies still run as
+    generated Python. ``applied`` counts what each rewrite did while the plan (and its
+    nested plans) compiled, by name."""
 
     max_iterations: int | None = None
     check_declared: bool = False
     variables: object = None  # the plan's ``variables.Variables`` (ReadValue/Assign kernels)
     vectorize: bool = True
+    optimize: bool = True
+    applied: Counter[str] = field(default_factory=Counter, compare=False)
 
 
 # Compilers for layers that are not plain kernels (Loop, TensorIterator, If; ReadValue and

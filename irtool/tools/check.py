@@ -9,6 +9,7 @@ process, so even a crash of OpenVINO is just its column's reason.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -24,11 +25,13 @@ from ..core.sniff import refuse_other_kind
 from ..engines.base import Engine, EngineResult, first_line
 from ..engines.isolate import Isolated
 from ..engines.onnxruntime import OnnxRuntimeEngine
-from ..engines.openvino import OpenVINOEngine
+from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals
 from ..engines.runtime import IrtoolEngine
 from ..ir import write_model
 from .compare import Comparison, compare_outputs
 from .inputs import make_inputs
+
+log = logging.getLogger("irtool")
 
 F64_CAUSE = "likely cause: OpenVINO's CPU plugin computes float64 in float32"
 """Said of a float64 output OpenVINO gets wrong: its CPU plugin runs f64 ops in f32."""
@@ -75,6 +78,10 @@ class CheckReport:
     ir_path: str | None = None
     rtol: float | None = None
     atol: float | None = None
+    optimize: bool = True
+    optimizations: dict[str, dict[str, int]] = field(default_factory=dict)
+    """What was applied to the IR checked: ``{"convert": {...}, "irtool": {...}}``, each
+    rewrite's name and how often it applied (see ``describe_optimizations``)."""
 
     @property
     def ok(self) -> bool:
@@ -115,6 +122,8 @@ class CheckReport:
         return {"model": self.model, "ok": self.ok, "reference": self.reference,
                 "outputs": list(self.outputs), "inputs": self.inputs,
                 "ir": self.ir_path, "rtol": self.rtol, "atol": self.atol,
+                "optimize": self.optimize,
+                "optimizations": {k: dict(v) for k, v in self.optimizations.items()},
                 "backends": [b.to_dict() for b in self.backends],
                 "failures": self.failures(), "verdict": self.verdict()}
 
@@ -129,7 +138,7 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike[str] | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-          max_iterations: int | None = None) -> CheckReport:
+          max_iterations: int | None = None, optimize: bool = True) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
@@ -137,7 +146,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there. onnxruntime and
     OpenVINO each run in a worker process stopped after ``timeout`` seconds (their column
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
-    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``).
+    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``). ``optimize=False`` converts without the
+    optimising passes and runs irtool's executor without its rewrites; the report says
+    what was applied either way (``optimizations``).
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
@@ -147,7 +158,8 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     proto, label = _load_onnx(model)
     say("converting to IR")
     # First: a model the converter refuses gets its reason before inputs are made for it.
-    ir_model = convert_model(model)
+    converted: dict[str, int] = {}
+    ir_model = convert_model(model, optimize=optimize, applied=converted)
     feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes)
 
     with _ir_dir(keep_dir) as folder:
@@ -157,12 +169,13 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
         if keep_dir is not None:
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
+        irtool_engine = IrtoolEngine(xml, max_iterations=max_iterations, optimize=optimize)
         backends: list[tuple[Engine, Mapping[str, np.ndarray]]] = [
             # onnxruntime and OpenVINO run in a worker process with a time limit: either can
             # crash on a model or never end (a loop of 10**12 iterations), and a check must
             # then still report the other backends. irtool's own runtime caps every loop.
             (Isolated(OnnxRuntimeEngine(proto), timeout), feed),
-            (IrtoolEngine(xml, max_iterations=max_iterations), ir_feed),
+            (irtool_engine, ir_feed),
             (Isolated(OpenVINOEngine(xml), timeout), ir_feed),
         ]
         outcomes: list[EngineResult] = []
@@ -172,6 +185,8 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
             if outcome.error and keep_dir is None:
                 # The temporary IR is gone after the check; its path would only be noise.
                 outcome.error = outcome.error.replace(f"{xml}: ", "")
+            if outcome.error and backend.name == "openvino":
+                outcome.error = _openvino_reason(ir_model, outcome.error)
             outcomes.append(outcome)
         ir_path = str(xml) if keep_dir is not None else None
 
@@ -180,6 +195,8 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     # irtool) stands in so the report still says whether the IR backends agree.
     ort, irt, ov = outcomes
     reference = ort if ort.ok else (ov if ov.ok else (irt if irt.ok else None))
+    if reference is not None:
+        _warn_declared_outputs(proto, reference.outputs or {})
     reports = []
     for outcome in outcomes:
         report = BackendReport(outcome.engine, outcome.error, outcome.seconds)
@@ -192,8 +209,63 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
         reports.append(report)
     input_rows = [{"name": n, "dtype": _dtype(v), "shape": list(np.shape(v)),
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
+    applied = {"convert": {k: v for k, v in converted.items() if v},
+               "irtool": dict(irtool_engine.applied)}
     return CheckReport(label, reference.engine if reference else "none", reports, outputs,
-                       input_rows, ir_path, rtol, atol)
+                       input_rows, ir_path, rtol, atol, optimize, applied)
+
+
+# How each optimisation's count reads: (verb, thing, things).
+_APPLIED_WORDS = {
+    "vectorised loops": ("vectorised", "loop", "loops"),
+    "dropped Identity layers": ("dropped", "Identity layer", "Identity layers"),
+    "sliced loop inputs": ("sliced", "loop input", "loop inputs"),
+    "fused pools": ("fused", "pool", "pools"),
+    "folded constant steps": ("folded", "constant step", "constant steps"),
+    "specialised kernels": ("specialised", "kernel", "kernels"),
+    "inlined numpy calls": ("inlined", "numpy call", "numpy calls"),
+    "batched loops": ("batched", "loop at run time", "loops at run time"),
+    "loop rewrites": ("rewrote", "loop body step", "loop body steps"),
+}
+
+
+def describe_optimizations(applied: Mapping[str, int]) -> str:
+    """``{"vectorised loops": 2, "fused pools": 1}`` -> ``"vectorised 2 loops, fused 1
+    pool"`` (``"none"`` when nothing applied)."""
+    parts = []
+    for name, count in applied.items():
+        if not count:
+            continue
+        verb, one, many = _APPLIED_WORDS.get(name, (name + ":", "", ""))
+        parts.append(f"{verb} {count} {one if count == 1 else many}".rstrip())
+    return ", ".join(parts) or "none"
+
+
+def _warn_declared_outputs(proto: onnx.ModelProto, outputs: Mapping[str, np.ndarray]) -> None:
+    """One warning line per graph output whose computed shape its declaration contradicts
+    (onnxmltools declares LightGBM's label [1] for any number of rows): the computed
+    value is the output, for every backend, as for onnxruntime."""
+    from ..frontends.onnx.tensor_types import (
+        contradicts,
+        declared_output_warning,
+        tensor_info_from_type,
+    )
+
+    for vi in proto.graph.output:
+        claimed = tensor_info_from_type(vi.type)
+        shape = np.shape(outputs[vi.name]) if vi.name in outputs else None
+        if claimed is not None and shape is not None and contradicts(claimed, shape):
+            log.warning("warning: %s", declared_output_warning(vi.name, claimed, shape))
+
+
+def _openvino_reason(ir_model: Any, error: str) -> str:
+    """OpenVINO's failure, led by what irtool saw in the IR that its CPU plugin refuses
+    (``cpu_plugin_refusals``: the ONNX node, and why), when there is such a thing."""
+    refusals = cpu_plugin_refusals(ir_model)
+    if not refusals:
+        return error
+    more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+    return f"{refusals[0]}{more}; OpenVINO: {error}"
 
 
 def _explain_f64(report: BackendReport) -> None:
@@ -326,6 +398,10 @@ def _format_table(report: CheckReport) -> str:
     lines.append(f"inputs: {feed or 'none'}")
     if report.ir_path:
         lines.append(f"IR kept: {report.ir_path}")
+    if report.optimizations:
+        lines.append("optimisations" + ("" if report.optimize else " (--no-optimize)") + ": "
+                     + "; ".join(f"{where}: {describe_optimizations(applied)}"
+                                 for where, applied in report.optimizations.items()))
     if ref != "onnxruntime":
         ort = next((b for b in report.backends if b.name == "onnxruntime"), None)
         reason = ort.error if ort else "not run"  # type: ignore[assignment]

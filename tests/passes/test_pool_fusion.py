@@ -148,7 +148,8 @@ def test_steps_on_constants_alone_run_once_when_compiled() -> None:
     np.testing.assert_array_equal(got, feed + np.arange(3, dtype=F32))
 
 
-@pytest.mark.parametrize("case", ["random", "large", "declared unlike computed", "fails"])
+@pytest.mark.parametrize("case", ["random", "multinomial", "large", "declared unlike computed",
+                                  "fails"])
 def test_steps_on_constants_that_stay_steps(case: str) -> None:
     net = Net()
     if case == "random":  # a new value each run
@@ -157,6 +158,11 @@ def test_steps_on_constants_that_stay_steps(case: str) -> None:
                     net.const(np.array(1, F32))],
                    {"output_type": "f32", "global_seed": "0", "op_seed": "0"},
                    et="f32", shape=(4,))
+    elif case == "multinomial":  # a random draw (Op.pure is false): never folded
+        y = net.op("Multinomial", "opset13",
+                   [net.const(np.array([[0.2, 0.8]], F32)), net.const(np.array(4, np.int64))],
+                   {"convert_type": "i64", "with_replacement": "true", "log_probs": "false",
+                    "global_seed": "0", "op_seed": "0"}, et="i64", shape=(1, 4))
     elif case == "large":  # 8 MiB: kept as a step, not held by the plan
         y = net.op("Broadcast", "opset3", [net.const(np.array(1, F32)),
                                            net.const(np.array([2048, 1024], np.int64))],
@@ -171,9 +177,9 @@ def test_steps_on_constants_that_stay_steps(case: str) -> None:
     net.result(y)
     assert len(step_types(net)) == 1
     executor = Executor(net.model(), check=False)
-    if case in ("random", "large"):
+    if case in ("random", "multinomial", "large"):
         (got,) = executor.run({}).values()
-        assert got.shape == ((4,) if case == "random" else (2048, 1024))
+        assert got.shape == {"random": (4,), "multinomial": (1, 4)}.get(case, (2048, 1024))
         if case == "large":
             assert (got == 1).all()
     else:
@@ -201,3 +207,53 @@ def test_a_users_op_on_constants_runs_each_time() -> None:
     first = next(iter(executor.run({}).values()))
     second = next(iter(executor.run({}).values()))
     np.testing.assert_array_equal(second, first + 1)
+
+
+# --------------------------------------------------------------------------- against onnxruntime
+
+def _onnx_bias_pool(x_shape: tuple, bias: np.ndarray, relu: bool = True):  # type: ignore[no-untyped-def]
+    """ONNX: X -> Add(bias) -> [Relu] -> MaxPool 2x2 stride 2 -> Y."""
+    from onnx import helper, numpy_helper
+    from support.conversion import make_model, vi
+
+    nodes = [helper.make_node("Add", ["X", "B"], ["biased"])]
+    pooled_input = "biased"
+    if relu:
+        nodes.append(helper.make_node("Relu", ["biased"], ["relu"]))
+        pooled_input = "relu"
+    nodes.append(helper.make_node("MaxPool", [pooled_input], ["Y"], kernel_shape=[2, 2],
+                                  strides=[2, 2]))
+    out = [max(x, b) for x, b in zip(x_shape[:2], bias.shape[:2])] + \
+        [(d - 2) // 2 + 1 for d in x_shape[2:]]
+    return make_model(nodes, [vi("X", F32, list(x_shape))], [vi("Y", F32, out)],
+                      initializers=[numpy_helper.from_array(bias, "B")])
+
+
+FUSION_CASES = {
+    # x shape, bias shape, moves
+    "per channel": ((2, 3, 6, 6), (1, 3, 1, 1), True),
+    "bias adds channels": ((1, 1, 4, 4), (1, 3, 1, 1), False),
+    "bias adds batch rows": ((1, 3, 4, 4), (2, 3, 1, 1), False),
+    "bias adds both": ((1, 1, 4, 4), (2, 3, 1, 1), False),
+    "bias varies along H only": ((2, 3, 6, 6), (1, 3, 6, 1), False),
+    "bias varies along W only": ((2, 3, 6, 6), (1, 3, 1, 6), False),
+}
+
+
+@pytest.mark.parametrize("case", list(FUSION_CASES))
+def test_fusion_against_onnxruntime(case: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The bias moves after the pool only where that gives the same values and shapes:
+    a bias that broadcasts the data to more channels or batch rows, or that varies along
+    any one spatial axis, stays before it. irtool's default path (convert + run) and
+    OpenVINO on irtool's IR give onnxruntime's values."""
+    from support.conversion import check_conversion
+
+    x_shape, bias_shape, moves = FUSION_CASES[case]
+    bias = RNG.standard_normal(bias_shape).astype(F32)
+    model = _onnx_bias_pool(x_shape, bias)
+    feeds = {"X": RNG.standard_normal(x_shape).astype(F32)}
+    ir = check_conversion(model, feeds, tmp_path)
+    steps = [s.layer.type for s in Executor(ir).plan.steps]
+    # The ReLU moves whatever the bias does: it commutes with the max alone.
+    assert steps == (["MaxPool"] if moves else ["Add", "MaxPool"]), steps
+

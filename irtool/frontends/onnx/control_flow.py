@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ...ir.builder import LoopBuilder, TensorIteratorBuilder
-from ...ir.graph import Layer, shape_text
+from ...ir.graph import Layer
 from ...ir.types import ELEMENT_TYPES
 from ...opset import TensorInfo
 from ...passes.constant_folding import constant_value
@@ -360,11 +360,12 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         else:
             loop.output(result, info, axis=axis, **_slicing())  # type: ignore[arg-type]
     built = list(loop.build()[1])
-    if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
+    if _runs_zero_times(ctx, trip):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
-        # times when it has a concatenated output (docs/openvino-quirks.md). None runs:
-        # the carried values stay the initial ones, the scan outputs are empty. The
-        # Loop, now unused, is pruned.
+        # times when it has a concatenated output, and gives another carried value's
+        # initial value (or uninitialised memory) for a carried value whose next one is
+        # another's (docs/openvino-quirks.md). None runs: the carried values stay the
+        # initial ones, the scan outputs are empty. The Loop, now unused, is pruned.
         built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
                                         [start for start, _, _ in grown]) or built
     values: list[Value | None] = [None] * len(ctx.node.output)
@@ -394,21 +395,45 @@ def _append_axis(ctx: NodeContext, k: int, insert: onnx.NodeProto, element: Valu
 def _grown_by_concat(ctx: NodeContext, scope: Scope, element: Value, axis: int
                      ) -> tuple[Value, Value, Layer, TensorInfo]:
     """A carried tensor, empty at first, that each iteration concatenates ``element`` to
-    along ``axis``: its start value, body Parameter, body Result and output type."""
+    along ``axis``: its start value, body Parameter, body Result and output type.
+
+    The start is empty along ``axis`` and of the element's static dims elsewhere. Where
+    another dim is dynamic the start has 1 there, and the carry is broadcast
+    (bidirectionally) against the element's dims with 1 along ``axis`` before each
+    Concat: the empty start takes the first piece's dims, and later the broadcast
+    changes nothing (ONNX requires the pieces to agree off the concatenation axis). (A
+    Reshape to the carry's own length would do too, but OpenVINO rewrites such a
+    Reshape's target to ``[0, -1]``, which an empty start makes ``[0, 0]``.)
+    """
     assert element.shape is not None
     dims = list(element.shape)
-    if any(d < 0 for i, d in enumerate(dims) if i != axis):
-        raise ctx.error(f"a list of pieces of shape {shape_text(dims)}, "  # type: ignore[arg-type]
-                        f"concatenated along axis {axis} where their lengths may differ, "
-                        "needs its other dims static to start from an empty tensor")
     et = element.element_type
     assert et.dtype is not None
-    start = ctx.const(np.zeros((*dims[:axis], 0, *dims[axis + 1:]), dtype=et.dtype), et)
+    start_dims = [0 if i == axis else (1 if d < 0 else d) for i, d in enumerate(dims)]
+    start = ctx.const(np.zeros(start_dims, dtype=et.dtype), et)
     info = TensorInfo(et, (*dims[:axis], -1, *dims[axis + 1:]))
     param = scope.builder.parameter(info, name=f"{_layer_name(ctx)}/concatenated")
-    joined = scope.builder.op("Concat", "opset1", [param, element], {"axis": axis},
+    carried = param
+    if any(d < 0 for i, d in enumerate(dims) if i != axis):
+        carried = _broadcast_off_axis(scope, param, element, axis)
+    joined = scope.builder.op("Concat", "opset1", [carried, element], {"axis": axis},
                               outputs=[info])[0]
     return start, param, _result(scope, joined), info
+
+
+def _broadcast_off_axis(scope: Scope, value: Value, like: Value, axis: int) -> Value:
+    """``value`` broadcast to the dims of ``like`` but along ``axis``, where it keeps its
+    own length."""
+    rank = len(like.shape or ())
+    pieces = [scope.builder.const(np.array([1], dtype=np.int64))]
+    if axis > 0:
+        pieces.insert(0, _dims(scope, like, list(range(axis))))
+    if axis + 1 < rank:
+        pieces.append(_dims(scope, like, list(range(axis + 1, rank))))
+    target = scope.builder.op("Concat", "opset1", pieces, {"axis": 0},
+                              outputs=[TensorInfo(I64, (rank,))])[0]
+    return scope.builder.op("Broadcast", "opset3", [value, target], {"mode": "bidirectional"},
+                            outputs=[value.info])[0]
 
 
 def _runs_zero_times(ctx: NodeContext, trip: Value) -> bool:
@@ -520,13 +545,17 @@ def _length(scope: Scope, value: Value, axis: int) -> Value:
     """``value.shape[axis]`` as an i64 ``[1]`` tensor (a Const when static)."""
     if value.shape is not None and value.shape[axis] >= 0:
         return scope.builder.const(np.array([value.shape[axis]], dtype=np.int64))
+    return _dims(scope, value, [axis])
+
+
+def _dims(scope: Scope, value: Value, axes: list[int]) -> Value:
+    """``value.shape[axes]`` as an i64 ``[len(axes)]`` tensor."""
     rank = -1 if value.rank is None else value.rank
     shape = scope.builder.op("ShapeOf", "opset3", [value], {"output_type": "i64"},
                              outputs=[TensorInfo(I64, (rank,))])[0]
     return scope.builder.op("Gather", "opset8",
-                            [shape, _axes_const(scope, [axis]),
-                             scope.builder.const(np.int64(0))], {"batch_dims": 0},
-                            outputs=[TensorInfo(I64, (1,))])[0]
+                            [shape, _axes_const(scope, axes), scope.builder.const(np.int64(0))],
+                            {"batch_dims": 0}, outputs=[TensorInfo(I64, (len(axes),))])[0]
 
 
 def _contains(scope: Scope, type: str) -> bool:

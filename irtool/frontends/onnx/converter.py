@@ -12,14 +12,24 @@ The ``Converter`` does the work that is not one operator's business:
 * translates graphs node by node in dependency order through the translator
   registry (``context.onnx_op``); control-flow translators call back into
   ``translate_graph`` for their bodies;
-* makes the IR inputs and outputs carry the ONNX graph's names, then prunes dead
-  layers and runs the IR passes (sliced loop inputs).
+* makes the IR inputs and outputs carry the ONNX graph's names, then runs
+  ``passes.pipelines.conversion``: dead layers pruned, the optimising passes (vectorised
+  loops, Identity layers dropped, sliced loop inputs when asked) unless
+  ``optimize=False``, and always the copies OpenVINO needs on crossed back edges
+  (``passes.identity``).
+
+With ``optimize=False`` what remains of conversion is translation: translators still
+compute from constants and static dims what they need (shape arithmetic, folded
+constant inputs), dead layers are pruned, a Loop that provably runs no iteration is
+folded to its outputs (OpenVINO's CPU plugin crashes or errs on it otherwise), and back
+edges get their copies; nothing is rewritten for speed.
 """
 
 from __future__ import annotations
 
 import functools
 import heapq
+import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -67,14 +77,23 @@ from .protos import (
     walk_tensors,
 )
 from .skeleton import read_skeleton
-from .tensor_types import ONNX_TO_ELEMENT_TYPE, tensor_info_from_type, value_infos
+from .tensor_types import (
+    ONNX_TO_ELEMENT_TYPE,
+    contradicts,
+    declared_output_warning,
+    tensor_info_from_type,
+    value_infos,
+)
+
+log = logging.getLogger("irtool")
 
 PathLike = str | os.PathLike[str]
 
 
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                   vectorize: bool = True, base_dir: PathLike | None = None,
-                  input_shapes: InputShapes | None = None) -> Model:
+                  input_shapes: InputShapes | None = None, optimize: bool = True,
+                  applied: dict[str, int] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
@@ -83,10 +102,16 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Fal
     Gather is the form OpenVINO runs faster). ``input_shapes`` fixes
     dynamic dims of graph inputs (name -> dims, None for a dim left dynamic).
     ``vectorize=False`` keeps loops whose iterations are independent instead of batching
-    them (``irtool.passes.vectorize``).
+    them (``irtool.passes.vectorize``). ``optimize=False`` runs none of the optimising
+    passes (module docstring); ``slice_inputs=True`` with it is a contradiction, refused.
+    ``applied`` (a dict) gets what each optimising pass did, by name.
     """
-    return Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                     base_dir=base_dir, input_shapes=input_shapes).convert()
+    converter = Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
+                          base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
+    ir = converter.convert()
+    if applied is not None:
+        applied.update(converter.applied)
+    return ir
 
 
 def _domain_opsets(proto: onnx.ModelProto) -> dict[str, int]:
@@ -103,11 +128,16 @@ class Converter:
 
     def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                  vectorize: bool = True, base_dir: PathLike | None = None,
-                 input_shapes: InputShapes | None = None) -> None:
+                 input_shapes: InputShapes | None = None, optimize: bool = True) -> None:
         self.source: str | None = None
         self.external = ExternalData(None)
+        if slice_inputs and not optimize:
+            raise ConversionError("slicing loop inputs is an optimisation; it cannot be "
+                                  "asked for with optimisations off")
         self.slice_inputs = slice_inputs
-        self.vectorize = vectorize
+        self.vectorize = vectorize and optimize
+        self.optimize = optimize
+        self.applied: dict[str, int] = {}  # what each optimising pass did (convert fills)
         self.proto = self._load(model, base_dir)
         self.given = model if isinstance(model, onnx.ModelProto) else None
         if input_shapes:
@@ -326,7 +356,9 @@ class Converter:
         self.translate_graph(graph, scope, main=True)
         self._add_outputs(graph, scope)
         model = Model(scope.graph, name=graph.name or "model", version=11)
-        pipelines.conversion(vectorize=self.vectorize, slice_inputs=self.slice_inputs)(model)
+        result = pipelines.conversion(vectorize=self.vectorize, slice_inputs=self.slice_inputs,
+                                      optimize=self.optimize)(model)
+        self.applied = dict(result.applied)
         refuse_invalid_ir(model, self.source)
         return model
 
@@ -478,6 +510,11 @@ class Converter:
                 raise self.error(f"graph output {vi.name!r} is declared "
                                  f"{type_name(vi.type)} but computed as "
                                  f"{value.element_type.name}")
+            claimed = tensor_info_from_type(vi.type)
+            if claimed is not None and value.shape is not None \
+                    and contradicts(claimed, value.shape):
+                log.warning("warning: %s", declared_output_warning(vi.name, claimed,
+                                                                   value.shape))
             layer = scope.graph.layer(value.layer)
             port = layer.port(value.port)
             assert port is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from ...ir.graph import shape_text
 from ...ir.types import ElementType, from_numpy, ml_dtypes  # type: ignore[attr-defined]
 from ...opset import TensorInfo
 
@@ -78,6 +79,28 @@ def value_infos(graph: onnx.GraphProto, *, output_shapes: bool = True
         if info is not None:
             infos[vi.name] = refine(infos[vi.name], info) if vi.name in infos else info
     return infos
+
+
+def contradicts(declared: TensorInfo | None, shape: tuple[int, ...] | None) -> bool:
+    """Does ``shape`` (``-1``: dynamic dims; None: unknown rank) contradict the declared
+    one: another rank, or another size of a dim both give statically?"""
+    if declared is None or declared.shape is None or shape is None:
+        return False
+    return len(declared.shape) != len(shape) or any(
+        a >= 0 and b >= 0 and a != b for a, b in zip(declared.shape, shape))
+
+
+def declared_output_warning(name: str, declared: TensorInfo, shape: tuple[int, ...]) -> str:
+    """The one line saying graph output ``name`` is not the shape its ONNX declaration says.
+
+    ONNX takes the declared shapes of a graph's outputs as assertions about the values
+    the nodes compute ("Semantics of Shape Annotations"); when they do not hold, what the
+    nodes compute is the output, as onnxruntime runs it (warning), and so does irtool.
+    """
+    return (f"graph output {name!r} is declared {shape_text(declared.shape)} but is "
+            f"{shape_text(shape)}; "
+            "the computed value is the output (the declaration is wrong, as onnxruntime "
+            "also finds)")
 
 
 def refine(known: TensorInfo, hint: TensorInfo | None) -> TensorInfo:

@@ -20,7 +20,11 @@ objects' values, bit for bit, as running the body plan step by step):
   another use, the counter array is never built. The row is a view when only
   inlined numpy steps (which make new arrays) read it, else a copy as before.
 * Sliced inputs: the parts are cut once per run (a list of views), not per
-  iteration (see ``iteration.slice_parts``).
+  iteration (see ``iteration.slice_parts``); a part only ``Squeeze``d in the body is
+  cut squeezed.
+
+With ``RunOptions.optimize`` off none of these is made (the parts are still cut once:
+that is how slicing is computed), and no step writes into an input's buffer.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ...opset.shape import Identity, Squeeze, Unsqueeze
 from ..declared import Verifier
 from ..fastpath import gather_axis
 from ..iteration import Iterate, Iteration, Stacking, annotate_iteration
-from ..plan import Plan, Step
+from ..plan import Plan, RunOptions, Step
 from .straight import step_comment, value_name
 from .toolkit import Code, emit_steps, emit_verify, reuse_for
 
@@ -66,13 +70,17 @@ def _is(step_layer: Layer, cls: type) -> bool:
 
 
 def generate(it: Iteration, layer: Layer, scope: str,
-             check_condition: Callable[[Any], bool]) -> Iterate:
+             check_condition: Callable[[Any], bool],
+             options: RunOptions | None = None) -> Iterate:
     """Compile ``it`` (a Loop/TensorIterator's resolved port map) into an ``Iterate``.
 
     ``check_condition`` turns a body condition value that is not a plain 0-d boolean
-    array into a bool, or raises the error for it.
+    array into a bool, or raises the error for it. ``options.optimize`` off: none of the
+    module docstring's rewrites; ``options.applied`` counts those made.
     """
-    gen = _Generator(it, layer, scope, check_condition)
+    options = options or RunOptions()
+    gen = _Generator(it, layer, scope, check_condition, options.optimize)
+    options.applied["loop rewrites"] += len(gen.stacking) + len(gen.fused) + len(gen.squeeze)
     run, source = gen.build(squeeze=False)
     run_squeezed = gen.build(squeeze=True)[0] if gen.squeeze else None
     squeezed = {k: axis for k, (_, axis) in gen.squeeze.items()}
@@ -83,9 +91,10 @@ class _Generator:
     """The compile-time analysis of one loop body, and the code built from it."""
 
     def __init__(self, it: Iteration, layer: Layer, scope: str,
-                 check_condition: Callable[[Any], bool]) -> None:
+                 check_condition: Callable[[Any], bool], optimize: bool = True) -> None:
         self.it, self.layer, self.scope = it, layer, scope
         self.check_condition = check_condition
+        self.optimize = optimize
         body = self.body = it.body
         steps = self.steps = body.steps
         out_slots = self.out_slots = body.output_slots
@@ -103,16 +112,17 @@ class _Generator:
         self.skip: set[int] = set()
         self.stacking: dict[int, Stacking] = {}
         self.collect = [self.name(out_slots[c.result]) for c in it.concat]
-        for ci in range(len(it.concat)):
-            self._find_stacking(ci, used)
+        if optimize:
+            for ci in range(len(it.concat)):
+                self._find_stacking(ci, used)
         self.counter = params[it.current] if it.current is not None else None
         self.counting = self.counter is not None and not it.current_fed_back
-        self.fused = self._find_counter_gathers()
+        self.fused = self._find_counter_gathers() if optimize else {}
         self.need_counter = self.counting and (
             self.counter in out_slots or self.name(self.counter) in self.collect  # type: ignore[arg-type]
             or any(k not in self.fused and k not in self.skip
                    for k in consumers.get(self.counter, [])))  # type: ignore[arg-type]
-        self.squeeze = self._find_squeezes()
+        self.squeeze = self._find_squeezes() if optimize else {}
 
     def name(self, slot: int) -> str:
         return value_name(self.body, slot)
@@ -219,7 +229,7 @@ class _Generator:
         for k in skip | set(self.fused):
             kept.update(steps[k].inputs)
             kept.update(steps[k].outputs)
-        reuse = reuse_for(steps, kept, body.constants)
+        reuse = reuse_for(steps, kept, body.constants) if self.optimize else None
         run: list[tuple[int, Step]] = []  # plain steps, emitted together (inline chains)
         for k, step in enumerate(steps):
             if k in skip:

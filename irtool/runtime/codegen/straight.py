@@ -23,6 +23,7 @@ class PlanLike(Protocol):
     output_slots: list[int]
     scope: str
     verify: Verifier
+    optimize: bool  # False: no step writes into an input's buffer (``toolkit.Reuse``)
 
     @property
     def steps(self) -> Sequence[StepLike]: ...
@@ -50,7 +51,8 @@ def straight_line(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.nd
     else:
         code.add("if len(inputs): raise ValueError", -1)
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
-               reuse_for(plan.steps, plan.output_slots, plan.constants))
+               reuse_for(plan.steps, plan.output_slots, plan.constants) if plan.optimize
+               else None)
     emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError

@@ -1,5 +1,7 @@
 """Neural-network ONNX operators: MatMul, Gemm, Conv, ConvTranspose, pooling, normalization,
-LRN, Einsum, Dropout, Col2Im, RoiAlign, NonMaxSuppression, MaxUnpool."""
+LRN, Einsum, Dropout, the random generators (RandomUniform, RandomNormal and their -Like
+forms; Bernoulli expands to RandomUniformLike), Col2Im, RoiAlign, NonMaxSuppression,
+MaxUnpool."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ....ir.types import ELEMENT_TYPES
+from ....ir.types import ELEMENT_TYPES, ElementType
 from ....opset import TensorInfo
 from ..context import NodeContext, Value, onnx_op
 from ._common import (
@@ -504,6 +506,79 @@ def _training_dropout(ctx: NodeContext, x: Value, training: Value, ratio: Value 
                           [ctx.op("LogicalNot", "opset1", [flag])[0], keep],
                           {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(1))[0])
     return outs
+
+
+# -- random generators ---------------------------------------------------------------
+# Lowered as OpenVINO's own ONNX frontend lowers them, seeds included, so that OpenVINO
+# gives the same numbers on irtool's IR as on its own conversion, and irtool's runtime the
+# same as OpenVINO's CPU plugin (irtool.opset.math_random: a generator per layer that moves
+# on with every call). onnxruntime's generator is another: its numbers are never matched.
+_NORMAL_SEED_STEP = 10000
+"""RandomNormal's second uniform draw takes the seed plus this (as OpenVINO's frontend)."""
+
+
+def _op_seed(ctx: NodeContext) -> int:
+    """RandomUniform's ``op_seed`` for the ONNX float ``seed``: its float32 bits (the
+    frontend's choice; with ``global_seed`` 0). No seed: 0, a seed drawn per run."""
+    seed = ctx.attr("seed")
+    return 0 if seed is None else int(np.float32(seed).view(np.uint32))
+
+
+def _random_target(ctx: NodeContext, like: bool) -> tuple[Value, ElementType]:
+    """The shape (an i64 tensor) and element type of a Random* node's output."""
+    if like:
+        x = ctx.required_input(0)
+        code = ctx.attr("dtype")
+        et = onnx_type(ctx, code) if code is not None else x.element_type
+        shape = shape_of(ctx, x)
+    else:
+        dims = [int(d) for d in ctx.attr("shape", [])]
+        if any(d < 0 for d in dims):
+            raise ctx.error(f"shape {dims} has a negative dim")
+        et, shape = onnx_type(ctx, ctx.attr("dtype", 1)), i64(ctx, dims)
+    if et.name not in ("f16", "f32", "f64"):
+        raise ctx.error(f"random values of {et.name} are not supported (f16, f32, f64)")
+    return shape, et
+
+
+def _uniform(ctx: NodeContext, shape: Value, et: ElementType, low: float, high: float,
+             op_seed: int, final: bool = False) -> Value:
+    attrs = {"output_type": et, "global_seed": 0, "op_seed": op_seed}
+    inputs = [shape, const_of(ctx, low, et), const_of(ctx, high, et)]
+    if final:
+        return ctx.op("RandomUniform", "opset8", inputs, attrs, refine=ctx.onnx_types(0))[0]
+    return ctx.op("RandomUniform", "opset8", inputs, attrs)[0]
+
+
+@onnx_op("RandomUniform", 1, 22)
+@onnx_op("RandomUniformLike", 1, 22)
+def random_uniform(ctx: NodeContext) -> list[Value | None]:
+    shape, et = _random_target(ctx, ctx.node.op_type.endswith("Like"))
+    return [_uniform(ctx, shape, et, float(ctx.attr("low", 0.0)), float(ctx.attr("high", 1.0)),
+                     _op_seed(ctx), final=True)]
+
+
+@onnx_op("RandomNormal", 1, 22)
+@onnx_op("RandomNormalLike", 1, 22)
+def random_normal(ctx: NodeContext) -> list[Value | None]:
+    """Box-Muller over two uniform draws in [tiny, 1): ``scale * sqrt(-2 log u1) *
+    cos(2 pi u2) + mean``, op for op as OpenVINO's frontend writes it."""
+    shape, et = _random_target(ctx, ctx.node.op_type.endswith("Like"))
+    seed = _op_seed(ctx)
+    # The smallest normal f32 (OpenVINO's choice, for f64 too), so that log(u1) is finite.
+    tiny = float(np.finfo(np.float32 if et.name != "f16" else np.float16).tiny)
+    u1 = _uniform(ctx, shape, et, tiny, 1.0, seed)
+    u2 = _uniform(ctx, shape, et, tiny, 1.0, seed + _NORMAL_SEED_STEP if seed else 0)
+    log_u1 = ctx.op("Log", "opset1", [u1])[0]
+    radius = ctx.op("Sqrt", "opset1",
+                    [binary(ctx, "Multiply", log_u1, const_of(ctx, -2.0, et))])[0]
+    two_pi = np.asarray(2, et.dtype) * np.asarray(np.pi, et.dtype)
+    angle = ctx.op("Cos", "opset1", [binary(ctx, "Multiply", const_of(ctx, two_pi, et), u2)])[0]
+    scaled = binary(ctx, "Multiply", const_of(ctx, float(ctx.attr("scale", 1.0)), et),
+                    binary(ctx, "Multiply", radius, angle))
+    mean = const_of(ctx, float(ctx.attr("mean", 0.0)), et)
+    return [ctx.op("Add", "opset1", [scaled, mean], {"auto_broadcast": "numpy"},
+                   refine=ctx.onnx_types(0))[0]]
 
 
 @onnx_op("Col2Im", 18)
