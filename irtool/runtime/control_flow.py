@@ -3,7 +3,7 @@
 Bodies are compiled once into sub-``Plan``s when the outer plan is compiled.
 Compilation also turns the ``port_map`` and ``back_edges`` into index lists
 (which body Parameter takes which outer input, back-edge value, slice or the
-iteration number; which body Result feeds which output), and ``loopgen`` turns
+iteration number; which body Result feeds which output), and ``codegen.loops`` turns
 those and the body plan into one generated Python loop: no graph work and no
 per-iteration calls or lists beyond the body's own numpy calls. This module
 keeps the semantics around it: trip counts, caps, slicing, zero iterations and

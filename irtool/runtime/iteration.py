@@ -1,5 +1,5 @@
 """The iteration structure of a Loop / TensorIterator, shared by the kernels
-(``control_flow``) and the code generator (``loopgen``).
+(``control_flow``) and the loop code generator (``codegen.loops``).
 
 * What compiling a port map gives: ``Iteration`` (which body Parameter takes which
   outer input, slice, back edge or the iteration number; which body Result feeds
@@ -79,7 +79,7 @@ class Iteration:
     concat: list[ConcatOutput] = field(default_factory=list)
     zero: dict[int, ZeroIteration] = field(default_factory=dict)  # output -> source
     num_outputs: int = 0
-    iterate: Iterate | None = None  # the generated iterations (loopgen), set last
+    iterate: Iterate | None = None  # the generated iterations (codegen.loops), set last
 
 
 @dataclass(frozen=True)
