@@ -24,6 +24,11 @@ the pass leaves the loop alone.
     float to a wider float. Never a narrowing integer cast (it wraps: 260 as u8 is 4),
     never to or from boolean (any non-zero is 1), never a float to an integer (it
     truncates), never an integer to a float that rounds it (2049 as f16 is 2048).
+* **An offset** ``base + c`` (``offset_from``): a one-element signed integer computed from
+  ``base`` by value-preserving steps and ``Add``/``Subtract`` of one-element integer
+  constants, where the caller bounds ``base`` and checks that ``|base| + sum(|c|)`` fits
+  the narrowest type on the way (``Offset.exact_for``: no step wraps). Unsigned steps are
+  refused (they wrap below zero).
 * **An unclamped trip count**: ``Maximum(M, 0)`` with ``0`` a one-element constant (the
   ONNX converter's guard: a negative ONNX M is no iteration) is ``M`` where ``M`` is a
   length, because a length is never negative. Any other lower bound is not:
@@ -38,6 +43,8 @@ the pass leaves the loop alone.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -142,23 +149,80 @@ def _source_type(graph: Graph, layer: Layer) -> ElementType | None:
     return produced
 
 
+def _exact(graph: Graph, convert: Layer) -> bool:
+    """Does the ``Convert`` layer keep every value of its input (``exact_convert``)?"""
+    try:
+        target = element_type(convert.attrs.get("destination_type", ""))
+    except KeyError:
+        return False
+    return exact_convert(_source_type(graph, convert), target)
+
+
 def _through_same_value(graph: Graph, src: tuple[int, int] | None) -> tuple[int, int] | None:
     """``src`` followed back through value-preserving steps (module docstring)."""
     while src is not None:
         layer = graph.layer(src[0])
-        if layer.type in _RESHAPES:
-            pass
-        elif layer.type == "Convert":
-            try:
-                target = element_type(layer.attrs.get("destination_type", ""))
-            except KeyError:
-                return src
-            if not exact_convert(_source_type(graph, layer), target):
-                return src
-        else:
+        if layer.type not in _RESHAPES and not (layer.type == "Convert" and
+                                                _exact(graph, layer)):
             return src
         src = input_source(graph, layer, 0)
     return src
+
+
+def _int_constant(graph: Graph, src: tuple[int, int] | None) -> int | None:
+    """The one integer a ``Const`` gives at ``src``, seen through value-preserving steps."""
+    return scalar_int(const_of(graph, _through_same_value(graph, src)))
+
+
+@dataclass(frozen=True)
+class Offset:
+    """A one-element integer value proven to be ``base + offset`` (``offset_from``)."""
+
+    base: tuple[int, int]
+    offset: int
+    magnitude: int
+    """The sum of the absolute values of the constants added on the way."""
+    limit: int
+    """One past the largest magnitude the narrowest integer type on the way holds."""
+
+    def exact_for(self, low: int, high: int) -> bool:
+        """Is every step exact (no wrap-around) for a ``base`` between ``low`` and
+        ``high``? Every partial sum is within ``|base| + magnitude``."""
+        return max(abs(low), abs(high)) + self.magnitude < self.limit
+
+
+def offset_from(graph: Graph, src: tuple[int, int] | None) -> Offset | None:
+    """The value at ``src`` as ``base + offset`` when it is one integer computed from
+    ``base`` by value-preserving steps (module docstring) and ``Add``/``Subtract`` of
+    one-element integer constants; None when it is not (or a port's type is unknown)."""
+    offset = magnitude = 0
+    limit: int | None = None
+    while src is not None:
+        layer = graph.layer(src[0])
+        port = layer.port(src[1])
+        if port is None or port.precision is None or port.precision.kind != "int":
+            return None  # unsigned steps wrap below zero
+        bound = 2 ** _value_bits(port.precision)
+        limit = bound if limit is None else min(limit, bound)
+        if layer.type in _RESHAPES or (layer.type == "Convert" and _exact(graph, layer)):
+            src = input_source(graph, layer, 0)
+            continue
+        if layer.type not in ("Add", "Subtract") or len(layer.inputs) != 2:
+            break
+        left, right = input_source(graph, layer, 0), input_source(graph, layer, 1)
+        constant = _int_constant(graph, right)
+        if constant is not None:
+            offset += constant if layer.type == "Add" else -constant
+            src = left
+        elif layer.type == "Add" and (constant := _int_constant(graph, left)) is not None:
+            offset += constant
+            src = right
+        else:
+            break
+        magnitude += abs(constant)
+    if src is None or limit is None:
+        return None
+    return Offset(src, offset, magnitude, limit)
 
 
 def _slice_index(graph: Graph, pick: Layer, rank: int | None) -> int | None:

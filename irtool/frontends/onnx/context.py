@@ -87,6 +87,9 @@ class Scope:
     """The ai.onnx version of the nodes here when not the model's (a local function's)."""
     depth: int = 0
     """How many local function calls this scope is nested in."""
+    ranges: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    """Values of this scope known to lie in ``[low, high]`` whatever the inputs, by source
+    ``(layer, port)``: a Loop body's iteration number under a constant trip count."""
 
     @property
     def graph(self) -> Graph:

@@ -24,7 +24,7 @@ and, when this scope is itself a body, a capture of this scope in turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,19 +61,23 @@ class Body:
 
 def build_body(ctx: NodeContext, graph: onnx.GraphProto, infos: Sequence[TensorInfo],
                    squeeze_axes: Sequence[int | None], what: str,
-                   scope: Scope | None = None) -> Body:
+                   scope: Scope | None = None,
+                   ranges: Mapping[int, tuple[int, int]] | None = None) -> Body:
     """Translate ``graph`` with one body Parameter of ``infos[i]`` per graph input.
 
     Where ``squeeze_axes[i]`` is set, the Parameter receives a slice with that axis
-    kept (size 1) and the body sees it squeezed, as ONNX Scan wants.
+    kept (size 1) and the body sees it squeezed, as ONNX Scan wants. ``ranges[i]``: the
+    values body input ``i`` takes at most (``Scope.ranges``).
     """
     scope = scope or ctx.scope.child(what)
     builder = scope.builder
     params = []
-    for vi, info, axis in zip(graph.input, infos, squeeze_axes):
+    for i, (vi, info, axis) in enumerate(zip(graph.input, infos, squeeze_axes)):
         if axis is None:
             param = builder.parameter(info, name=vi.name, tensor_names=(vi.name,))
             scope.define(vi.name, param)
+            if ranges and i in ranges:
+                scope.ranges[param.src] = ranges[i]
         else:
             param = builder.parameter(info, name=f"{vi.name}/slice")
             squeezed = _squeeze(scope, param, axis, vi.name)
@@ -86,7 +90,8 @@ def build_body(ctx: NodeContext, graph: onnx.GraphProto, infos: Sequence[TensorI
 def build_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[TensorInfo],
                             squeeze_axes: Sequence[int | None],
                             carried: Sequence[tuple[int, int]], what: str,
-                            parent: Scope | None = None) -> Body:
+                            parent: Scope | None = None,
+                            ranges: Mapping[int, tuple[int, int]] | None = None) -> Body:
     """``build_body`` where body input ``i`` takes the value of body output ``o`` on
     the next iteration for each ``(i, o)`` in ``carried``.
 
@@ -97,7 +102,7 @@ def build_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[Te
     onnx_infos = value_infos(graph)
     for _ in range(_MAX_RELAXATIONS):
         scope = parent.child(what) if parent is not None else None
-        body = build_body(ctx, graph, infos, squeeze_axes, what, scope)
+        body = build_body(ctx, graph, infos, squeeze_axes, what, scope, ranges)
         changed = False
         for i, o in carried:
             out = refine(body.outputs[o].info, onnx_infos.get(graph.output[o].name))
@@ -220,6 +225,16 @@ def _trip_count(ctx: NodeContext) -> Value:
     return m
 
 
+def _iteration_range(ctx: NodeContext, trip: Value) -> dict[int, tuple[int, int]]:
+    """The iteration number's range (body input 0) under a constant trip count ``T >= 1``:
+    ``[0, T - 1]`` in every iteration that runs, whatever stops the loop earlier."""
+    known = ctx.const_value(trip)
+    if known is None or known.size != 1 or known.dtype.kind not in "iu":
+        return {}
+    count = int(known.reshape(-1)[0])
+    return {0: (0, count - 1)} if count >= 1 else {}
+
+
 def _is_empty(ctx: NodeContext, value: Value) -> bool:
     """Is ``value`` a constant of length 0 along axis 0 (an empty sequence)?"""
     known = ctx.const_value(value)
@@ -301,7 +316,8 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
-    body = build_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what)
+    body = build_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what,
+                               ranges=_iteration_range(ctx, trip))
     scope = body.scope
     iter_param, cond_param, *state_params = body.params
     cond_out, *outs = body.outputs[:1 + n_carried + n_scan]

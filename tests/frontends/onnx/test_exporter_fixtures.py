@@ -53,10 +53,6 @@ OPENVINO_GAPS: dict[str, str] = {
                                   "(OneHotEncoder of string categories)",
     "skl_gaussian_process_f64_small_noise": "OpenVINO's CPU plugin computes float64 in "
                                             "float32 (std off by 2.7e-4)",
-    "onnxscript_nested_for_if": "OpenVINO's CPU plugin refuses a Loop of dynamic rank: the "
-                                "carried maximum is Squeeze(Slice(row, j, j + 1)), whose rank "
-                                "(0 for a slice of 1, 1 for an empty one) shapes alone do not "
-                                "tell, and ONNX's inference leaves it unknown too",
 }
 
 # name -> the If node (as irtool names its layer) whose branches give one output two ranks,

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ....opset import TensorInfo
+from ....passes.loop_facts import offset_from, scalar_int
 from ..context import SMALL_CONST, NodeContext, Value, dense_array, onnx_op
+from ..tensor_types import refine
 from ._common import (
     I64,
     INT64_MAX,
@@ -383,7 +385,40 @@ def slice_(ctx: NodeContext) -> list[Value | None]:
     inputs = [x, starts, ends, convert(ctx, steps, I64)]
     if axes is not None:
         inputs.append(convert(ctx, axes, I64))
-    return [ctx.op("Slice", "opset8", inputs, refine=ctx.onnx_types(0))[0]]
+    hint = ctx.onnx_types(0)[0]
+    proven = _iteration_slice(ctx, *inputs)
+    return [ctx.op("Slice", "opset8", inputs,
+                   refine=[hint if proven is None else refine(proven, hint)])[0]]
+
+
+def _iteration_slice(ctx: NodeContext, x: Value, starts: Value, ends: Value, steps: Value,
+                     axes: Value | None = None) -> TensorInfo | None:
+    """``x``'s type with its sliced axis as long as the slice provably is, for the loop
+    idiom ``x[i + a : i + b]`` of an iteration number ``i`` whose range the scope knows
+    (``Scope.ranges``): one axis of static length ``d``, step 1, and ``0 <= i + a <= d``,
+    ``0 <= i + b <= d`` for every ``i`` in the range (so neither bound is read from the
+    end nor clamped), make the length ``max(b - a, 0)`` in every iteration. Anything else
+    is not proven (None); ONNX's inference and irtool's leave such a slice's length
+    dynamic, and then whatever reads it (a Squeeze, a carried value) its rank too."""
+    step = ctx.const_value(steps)
+    axis = 0 if axes is None else scalar_int(ctx.const_value(axes))
+    if x.shape is None or step is None or step.size != 1 or int(step.reshape(-1)[0]) != 1 \
+            or axis is None or not -len(x.shape) <= axis < len(x.shape):
+        return None
+    dim = x.shape[axis]
+    start, end = offset_from(ctx.graph, starts.src), offset_from(ctx.graph, ends.src)
+    if dim < 0 or start is None or end is None or start.base != end.base:
+        return None
+    bounds = ctx.scope.ranges.get(start.base)
+    if bounds is None:
+        return None
+    low, high = bounds
+    if not (start.exact_for(low, high) and end.exact_for(low, high)) or \
+            not all(low + b.offset >= 0 and high + b.offset <= dim for b in (start, end)):
+        return None
+    shape = list(x.shape)
+    shape[axis] = max(end.offset - start.offset, 0)
+    return TensorInfo(x.element_type, tuple(shape))
 
 
 # -- constants ----------------------------------------------------------------------------------
