@@ -10,13 +10,14 @@ executor, and cross-check against onnxruntime and OpenVINO::
     report = irtool.check("m.onnx", seed=1, rtol=1e-3)
     print(irtool.inspect("out/m.xml"))
     session = irtool.compile(model)   # stateful: variables kept from run to run
+    changes = irtool.diff("ref/m.xml", "out/m.xml")  # what differs in meaning
 """
 
 # Load the ``irtool.validate`` submodule before binding the function of the same
 # name: importing it later (api.validate does, lazily) would rebind
 # ``irtool.validate`` to the module and break the second call.
 from . import validate as _validate_module  # noqa: F401
-from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
+from .api import check, compile, convert, diff, inspect, load, run, run_steps, save, validate
 from .diagnostics import Diagnostic
 from .errors import (
     BackendError,
@@ -36,7 +37,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
-    "__version__", "backend", "check", "compile", "convert", "inspect", "load",
+    "__version__", "backend", "check", "compile", "convert", "diff", "inspect", "load",
     "load_extension", "run", "run_steps", "save", "validate",
 ]
 

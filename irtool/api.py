@@ -1,4 +1,4 @@
-"""The public Python API: convert, load, save, run, compile, validate, check.
+"""The public Python API: convert, load, save, run, compile, validate, check, diff.
 
 Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
 that needs them is called.
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import onnx
 
     from .crosscheck import CheckReport
+    from .ir.diff import Difference
     from .runtime.session import CompiledModel
 
 PathLike = str | os.PathLike
@@ -280,6 +281,15 @@ def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
     log.debug("validated %s in %.2f s: %d finding(s)", model_or_path if not isinstance(
         model_or_path, Model) else "the model", time.perf_counter() - started, len(found))
     return found
+
+
+def diff(a: PathLike, b: PathLike, *, rt_info: bool = False) -> list[Difference]:
+    """What differs in meaning between the IR files ``a`` and ``b`` (``irtool.ir.diff``):
+    layers matched by name and structure, ids, order and .bin layout ignored, weights by
+    digest; ``rt_info=True`` compares ``<rt_info>`` too. Empty when they mean the same."""
+    from .ir.diff import diff_files
+
+    return diff_files(a, b, rt_info=rt_info)
 
 
 def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None, *,

@@ -151,7 +151,9 @@ def _label(layer: LayerView) -> str:
 
 
 def _shape(dims: list[str]) -> str:
-    return "[" + ",".join(_norm_int(d) or "" for d in dims) + "]"
+    """``[2,?,3]``: dims as written, numbers normalised, -1 as ``?`` (as validate shows)."""
+    shown = (_norm_int(d) or "" for d in dims)
+    return "[" + ",".join("?" if d == "-1" else d for d in shown) + "]"
 
 
 def _align(a_ports: list[PortView], b_ports: list[PortView]) -> list[tuple[int | None, int | None]]:
