@@ -26,11 +26,20 @@ read, from that release's own code:
 - each operation's attributes: ``get_attributes()`` of the default-constructed node (what
   its ``visit_attributes`` writes); an attribute whose default is an element type name is
   recorded as typed, so that its values are checked as element types;
-- its element types: the members of ``openvino.Type`` (``get_type_name()``).
+- attributes ``get_attributes`` leaves out (values its Python visitor cannot convert,
+  such as a Parameter's ``shape`` before 2024.1): every attribute another release reports
+  for the op is set to ``0`` when making it, and the visitor's complaint about that value
+  shows it reads the attribute (``--hidden``);
+- its element types: the names its IR reader accepts, one ``Convert(destination_type=T)``
+  IR per candidate read with ``Core.read_model`` (``--types``); the candidates are the
+  members of every release's ``openvino.Type`` and irtool's element types. (``openvino.Type``
+  itself lags behind: it lists u2 from 2026.0, the reader takes it from 2024.1.)
 
 A probe that crashes the interpreter (a default-constructed op whose visitor dereferences
-something unset) is run again without the op it was at, and the op is recorded without
-attributes. The output lists, for every opset, operation, attribute and element type, the
+something unset: ReadValue and Assign in some releases) is run again without the step it
+was at: the op is then recorded without attributes (``attributes_unread`` lists those
+releases), or, if making it crashed, as known in that opset with its version unknown. The
+output lists, for every opset, operation, attribute and element type, the
 releases that know it as ranges (``"2024.0..2026.4"``), and records the script's version,
 the Python it ran, and each release's wheel (file name, sha256) and full version string.
 """
@@ -47,7 +56,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 FIRST_RELEASE = (2023, 0)
 OUTPUT = Path(__file__).resolve().parent.parent / "irtool" / "data" / "openvino_support.json"
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
@@ -149,9 +158,9 @@ def probe(candidates_file: str, out_file: str, progress_file: str, skip: list[st
             break
         members: dict[str, str] = {}
         for name in candidates:
-            key = f"{opset}/{name}"
+            key = f"create:{opset}/{name}"
             if key in skip:
-                members[name] = ""  # known, crashed while read: version unknown
+                members[name] = ""  # known, crashed while made: version unknown
                 continue
             Path(progress_file).write_text(key)
             try:
@@ -164,16 +173,79 @@ def probe(candidates_file: str, out_file: str, progress_file: str, skip: list[st
             members[name] = info.version_id
             op_key = f"{info.name}-{info.version_id}"
             if op_key not in result["ops"]:
-                try:
-                    attrs = node.get_attributes()
-                except Exception:
-                    attrs = {}
+                attrs = {}
+                if f"attributes:{op_key}" not in skip:
+                    Path(progress_file).write_text(f"attributes:{op_key}")
+                    try:
+                        attrs = node.get_attributes()
+                    except Exception:
+                        attrs = None
                 result["ops"][op_key] = {
-                    "attributes": sorted(attrs),
-                    "typed": sorted(k for k, v in attrs.items()
-                                    if isinstance(v, str) and v in type_names)}
+                    "attributes": sorted(attrs or {}),
+                    "typed": sorted(k for k, v in (attrs or {}).items()
+                                    if isinstance(v, str) and v in type_names),
+                    "read": attrs is not None}
         result["opsets"][opset] = members
     Path(out_file).write_text(json.dumps(result))
+
+
+VISITED = ("No AttributeVisitor support for accessing attribute named",
+           "Unable to cast Python instance")
+
+
+def probe_hidden(candidates_file: str, out_file: str) -> None:
+    """Which of the attributes other releases report for an op this release's visitor
+    also visits (``--hidden``): ``get_attributes`` leaves out those its Python visitor
+    cannot convert (a Parameter's PartialShape ``shape`` before 2024.1). Making the op
+    with ``{name: 0}`` makes the visitor touch the attribute if it has it: it then fails
+    on the value ("No AttributeVisitor support..." or "Unable to cast...")."""
+    try:
+        from openvino._pyopenvino import NodeFactory
+    except ImportError:  # 2023.x
+        from openvino.runtime import NodeFactory  # type: ignore[no-redef]
+
+    found: dict[str, list[str]] = {}
+    for op_key, names in json.loads(Path(candidates_file).read_text()).items():
+        op, version = op_key.rsplit("-", 1)
+        for name in names:
+            try:
+                NodeFactory(version).create(op, [], {name: 0})
+            except Exception as err:
+                if any(v in str(err) for v in VISITED):
+                    found.setdefault(op_key, []).append(name)
+    Path(out_file).write_text(json.dumps(found))
+
+
+_TYPE_IR = """<?xml version="1.0"?>
+<net name="t" version="11"><layers>
+<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1" element_type="f32"/>
+<output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>
+<layer id="1" name="c" type="Convert" version="opset1"><data destination_type="{t}"/>
+<input><port id="0" precision="FP32"><dim>1</dim></port></input>
+<output><port id="1"><dim>1</dim></port></output></layer>
+<layer id="2" name="y" type="Result" version="opset1">
+<input><port id="0"><dim>1</dim></port></input></layer></layers>
+<edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/></edges></net>
+"""
+
+
+def probe_types(candidates_file: str, out_file: str) -> None:
+    """The element type names this release's IR reader accepts (``--types``): an IR of
+    ``Convert(destination_type=T)`` per candidate, read with ``Core.read_model`` (the
+    members of ``openvino.Type`` lag behind: u2 is read from 2024.1, listed from 2026.0)."""
+    core = _runtime().Core()
+    found = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in json.loads(Path(candidates_file).read_text()):
+            xml = Path(tmp) / "t.xml"
+            xml.write_text(_TYPE_IR.format(t=name))
+            try:
+                core.read_model(str(xml))
+            except Exception:
+                continue
+            found.append(name)
+    Path(out_file).write_text(json.dumps(found))
 
 
 # -- outside: wheels, venvs, the table ----------------------------------------------------
@@ -224,19 +296,28 @@ def venv_python(version: str, whl: Path, work: Path) -> Path:
     return python
 
 
-def run_probe(python: Path, candidates: list[str], work: Path, tag: str) -> dict:
-    """The probe in ``python``'s venv; rerun without an op that crashes it."""
+def run_probe(python: Path, candidates: object, work: Path, tag: str,
+              mode: str = "--probe") -> dict:
+    """The probe (``mode``) in ``python``'s venv, its result kept in ``work/probes`` and
+    reused while the candidates are the same; rerun without an op that crashes it."""
     folder = work / "probes"
     folder.mkdir(parents=True, exist_ok=True)
-    cand, out, progress = (folder / f"{tag}.{x}" for x in ("candidates", "json", "progress"))
+    cand, out, progress, key = (folder / f"{tag}.{x}"
+                                for x in ("candidates", "json", "progress", "key"))
+    text = json.dumps({"script": SCRIPT_VERSION, "candidates": candidates}, sort_keys=True)
+    if out.exists() and key.exists() and key.read_text() == text:
+        return json.loads(out.read_text())
     cand.write_text(json.dumps(candidates))
+    out.unlink(missing_ok=True)
     skip: list[str] = []
     while True:
         progress.write_text("")
-        done = subprocess.run([str(python), __file__, "--probe", str(cand), str(out),
-                               str(progress), *skip], capture_output=True, text=True,
+        extra = [str(progress), *skip] if mode == "--probe" else []
+        done = subprocess.run([str(python), __file__, mode, str(cand), str(out), *extra],
+                              capture_output=True, text=True,
                               cwd=str(folder), env={**os.environ, "PYTHONPATH": ""})
         if done.returncode == 0:
+            key.write_text(text)
             return json.loads(out.read_text())
         at = progress.read_text()
         if done.returncode > 0 or not at or at in skip:
@@ -250,6 +331,13 @@ def irtool_registry() -> set[str]:
     from irtool.opset import registered
 
     return {op_type for op_type, _ in registered()}
+
+
+def irtool_types() -> set[str]:
+    """Element type names irtool's table holds (extra candidates)."""
+    from irtool.ir.types import ELEMENT_TYPES
+
+    return set(ELEMENT_TYPES)
 
 
 def ranges(present: list[str], order: list[str]) -> list[str]:
@@ -280,7 +368,9 @@ def build_table(probes: dict[str, dict], wheels: dict[str, Path], candidates: li
         for key, info in found["ops"].items():
             name, version = key.rsplit("-", 1)
             ir_key = f"{const if name == 'Constant' else name}-{version}"
-            entry = ops.setdefault(ir_key, {"attributes": {}, "typed": {}})
+            entry = ops.setdefault(ir_key, {"attributes": {}, "typed": {}, "unread": []})
+            if not info.get("read", True):
+                entry["unread"].append(release)
             for attr in info["attributes"]:
                 entry["attributes"].setdefault(attr, []).append(release)
             for attr in info["typed"]:
@@ -301,7 +391,8 @@ def build_table(probes: dict[str, dict], wheels: dict[str, Path], candidates: li
                    for opset, members in sorted(opsets.items(), key=lambda kv: int(kv[0][5:]))},
         "ops": {key: {"attributes": {a: ranges(rs, order)
                                      for a, rs in sorted(info["attributes"].items())},
-                      "typed": sorted(info["typed"])}
+                      "typed": sorted(info["typed"]),
+                      "attributes_unread": ranges(info["unread"], order)}
                 for key, info in sorted(ops.items())},
         "element_types": {name: ranges(rs, order) for name, rs in sorted(types.items())},
     }
@@ -331,6 +422,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{release}: {len(probes[release]['opsets'])} opsets, "
               f"{len(probes[release]['ops'])} ops, {len(probes[release]['element_types'])} "
               "element types", flush=True)
+    # Attributes some release reports for an op that another's visitor cannot convert,
+    # and the element type names each reader accepts.
+    reported: dict[str, set[str]] = {}
+    for found in probes.values():
+        for key, info in found["ops"].items():
+            reported.setdefault(key, set()).update(info["attributes"])
+    types = sorted({t for found in probes.values() for t in found["element_types"]}
+                   | irtool_types())
+    for release, python in pythons.items():
+        ops = probes[release]["ops"]
+        missing = {key: sorted(reported[key] - set(info["attributes"]))
+                   for key, info in ops.items() if reported[key] - set(info["attributes"])}
+        hidden = run_probe(python, missing, args.work, f"{release}.hidden", "--hidden")
+        for key, names in hidden.items():
+            ops[key]["attributes"] = sorted(set(ops[key]["attributes"]) | set(names))
+        probes[release]["python_types"] = probes[release]["element_types"]
+        probes[release]["element_types"] = run_probe(python, types, args.work,
+                                                     f"{release}.types", "--types")
     table = build_table(probes, wheels, candidates)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(table, indent=1, sort_keys=False) + "\n")
@@ -341,5 +450,9 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--probe":
         probe(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--hidden":
+        probe_hidden(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--types":
+        probe_types(sys.argv[2], sys.argv[3])
     else:
         sys.exit(main())

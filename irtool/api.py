@@ -272,12 +272,22 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                         doing=f" running {shown}").run(inputs)
 
 
-def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
-    """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
+def validate(model_or_path: Model | PathLike, *, openvino: str | None = None
+             ) -> list[Diagnostic]:
+    """Every problem in an IR (a path is checked against the XSD too); empty when sound.
+
+    ``openvino="2024.6"``: also what that OpenVINO release does not know (operations,
+    opsets, attributes, element types: ``OPENVINO_COMPAT``); an unknown release raises
+    ``ValueError`` listing the known ones (``irtool.validation.compat``)."""
     from .validate import validate as _validate
 
     started = time.perf_counter()
-    found = _validate(model_or_path)
+    if openvino is not None:
+        from .validation.compat import validate_for
+
+        found = validate_for(model_or_path, openvino)
+    else:
+        found = _validate(model_or_path)
     log.debug("validated %s in %.2f s: %d finding(s)", model_or_path if not isinstance(
         model_or_path, Model) else "the model", time.perf_counter() - started, len(found))
     return found

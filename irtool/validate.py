@@ -115,6 +115,8 @@ VARIABLE_TYPE                error    ReadValue input/output or Assign input dif
                                       variable's declared type or shape
 VARIABLE_CONFLICT            error    one variable_id for two variables (ReadValues declaring
                                       different types or shapes, or two Assigns)
+OPENVINO_COMPAT              error    (with --openvino VERSION) an operation, opset, attribute or
+                                      element type that OpenVINO release does not know
 ===========================  =======  ===========================================================
 
 "One element" means a scalar or a 1D tensor of one element. Ranks are compared
