@@ -50,7 +50,7 @@ def canon_text(c: Canon) -> str:
     return f"{head}>{body}</{tag}>" if body else f"{head}/>"
 
 
-@dataclass
+@dataclass(slots=True)
 class Info:
     """An ``<rt_info>`` (or another element irtool does not interpret): its children."""
 
@@ -58,7 +58,7 @@ class Info:
     children: list[tuple[Canon, int]]  # each child and its line
 
 
-@dataclass
+@dataclass(slots=True)
 class PortView:
     id: str | None
     line: int
@@ -67,7 +67,7 @@ class PortView:
     rt_info: Info | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class EdgeView:
     """An ``<edge>`` of ``<edges>`` or ``<back_edges>``, its ends as written."""
 
@@ -79,7 +79,7 @@ class EdgeView:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class EntryView:
     """A port map ``<input>``/``<output>``."""
 
@@ -90,7 +90,7 @@ class EntryView:
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Section:
     """A port map or back edges element: its line and entries."""
 
@@ -98,7 +98,7 @@ class Section:
     items: list
 
 
-@dataclass
+@dataclass(slots=True)
 class LayerView:
     id: str | None
     name: str | None
@@ -127,7 +127,7 @@ class LayerView:
         return self.data[0][1] if self.data else self.line
 
 
-@dataclass
+@dataclass(slots=True)
 class GraphView:
     line: int
     layers: list[LayerView] | None  # None: no <layers>
@@ -136,7 +136,7 @@ class GraphView:
     edges_line: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class IRView:
     file: str
     net_line: int
@@ -179,7 +179,7 @@ class Weights:
         return self._digests[key]
 
 
-@dataclass
+@dataclass(slots=True)
 class Payload:
     """A Const's bytes as its ``offset``/``size`` say: ``status`` is ``"ok"`` (digest
     set), ``"bad"`` (offset or size missing or not a number), ``"no-bin"`` (no .bin) or
@@ -326,53 +326,56 @@ def read_view(xml_path: str | os.PathLike) -> IRView:
 
 
 def _stream(view: IRView, weights: Weights) -> None:
+    # Only the ends of <layer> and <edge> reach Python (lxml filters the rest): a
+    # top-level one is read and freed at once; the root's other children are read at
+    # the end, when the tree holds little else.
     events = etree.iterparse(
-        view.file, events=("start", "end"), resolve_entities=False, no_network=True,
-        load_dtd=False, dtd_validation=False, huge_tree=False, remove_comments=True,
-        remove_pis=True)
-    depth = 0
+        view.file, events=("end",), tag=("layer", "edge"), resolve_entities=False,
+        no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
+        remove_comments=True, remove_pis=True)
     graph = view.graph
-    others = []
+    root = None
     try:
-        for event, el in events:
-            if event == "start":
-                depth += 1
-                if depth == 1:
-                    view.net_line, view.net_attrs = el.sourceline, dict(el.attrib)
-                    graph.line = el.sourceline
-                    if el.tag != "net":
-                        others.append((("root", (("tag", str(el.tag)),), "", ()), 1))
-                elif depth == 2 and el.tag == "layers" and graph.layers is None:
-                    graph.layers, graph.layers_line = [], el.sourceline
-                elif depth == 2 and el.tag == "edges" and graph.edges is None:
-                    graph.edges, graph.edges_line = [], el.sourceline
-                continue
-            depth -= 1
+        for _, el in events:
+            if root is None:
+                root = el.getroottree().getroot()
             parent = el.getparent()
-            if depth == 2 and parent is not None and parent.getparent() is not None \
-                    and parent.getparent().getparent() is None:
-                section = parent.tag
-                if section == "layers" and el.tag == "layer" and graph.layers is not None:
-                    graph.layers.append(_layer(el, weights))
-                elif section == "edges" and el.tag == "edge" and graph.edges is not None:
-                    graph.edges.append(_edge(el))
-                else:
-                    continue
-                el.clear()
-                while el.getprevious() is not None:
-                    del parent[0]
-            elif depth == 1:
-                if el.tag == "rt_info" and view.rt_info is None:
-                    view.rt_info = _drop_record(_info(el))
-                elif el.tag not in ("layers", "edges") and isinstance(el.tag, str):
-                    others.append((canon(el, ordered=True), el.sourceline))
-                el.clear()
-        if depth:
-            raise IRParseError("malformed XML: the document ends early", file=view.file)
+            if parent is None or parent.getparent() is not root:
+                continue  # inside a body, or not where IR puts layers and edges
+            if parent.tag == "layers" and el.tag == "layer":
+                if graph.layers is None:
+                    graph.layers, graph.layers_line = [], parent.sourceline
+                graph.layers.append(_layer(el, weights))
+            elif parent.tag == "edges" and el.tag == "edge":
+                if graph.edges is None:
+                    graph.edges, graph.edges_line = [], parent.sourceline
+                graph.edges.append(_edge(el))
+            else:
+                continue
+            el.clear()
+            while el.getprevious() is not None:
+                del parent[0]
+        root = events.root
     except etree.XMLSyntaxError as err:
         line = err.position[0] if err.position else None
         raise IRParseError(f"malformed XML: {err.msg}", file=view.file, line=line) from None
     except OSError as err:
         raise IRParseError(f"cannot read: {err.strerror or err}", file=view.file) from None
+    if root is None:
+        raise IRParseError("malformed XML: no root element", file=view.file)
+    view.net_line, view.net_attrs = root.sourceline, dict(root.attrib)
+    graph.line = root.sourceline
+    others = []
+    if root.tag != "net":
+        others.append((("root", (("tag", str(root.tag)),), "", ()), root.sourceline))
+    for el in root:
+        if el.tag == "layers" and graph.layers is None:
+            graph.layers, graph.layers_line = [], el.sourceline
+        elif el.tag == "edges" and graph.edges is None:
+            graph.edges, graph.edges_line = [], el.sourceline
+        elif el.tag == "rt_info" and view.rt_info is None:
+            view.rt_info = _drop_record(_info(el))
+        elif el.tag not in ("layers", "edges") and isinstance(el.tag, str):
+            others.append((canon(el, ordered=True), el.sourceline))
     if others:
         view.others = Info(others[0][1], others)

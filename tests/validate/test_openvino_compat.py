@@ -5,7 +5,9 @@ by the installed OpenVINO) was read with ``ov.Core().read_model`` by every relea
 installed in a throw-away venv, when the table was made, and ``FIRST_READ`` records the
 first release that read it (the older ones refused it: "Incorrect type: F8E8M0", "Cannot
 create SearchSorted layer ... opset15", "Opset opset15 doesn't contain the operation").
-The check must flag exactly the releases before that one.
+The check must flag exactly the releases before that one. An attribute an old release
+does not know is read as absent, not refused: for that, each release's ``serialize`` said
+whether it writes the attribute.
 """
 
 from __future__ import annotations
@@ -97,6 +99,27 @@ def test_flagged_exactly_for_the_releases_that_refuse_it(name: str, irs: dict[st
         assert name.removeprefix("convert_") in d.message
     elif name == "search_sorted":
         assert (d.layer_name, d.line) == ("ss", _line_of(xml, 'name="ss"'))
+
+
+def test_an_attribute_an_old_release_does_not_read(tmp_path: Path) -> None:
+    """RandomUniform-8's ``alignment``: OpenVINO 2024.2's serializer writes no such
+    attribute (its op has none, and its reader would ignore it: the numbers would follow
+    another framework's convention), 2024.3's writes ``alignment="tensorflow"``; checked
+    with each release's ``serialize`` when the table was made."""
+    from openvino import opset8 as o8
+
+    shape = o13.parameter([2], np.int64, name="shape")
+    rand = o8.random_uniform(shape, o13.constant(np.float32(0)), o13.constant(np.float32(1)),
+                             "f32", name="rand")
+    xml = tmp_path / "rand.xml"
+    ov.save_model(ov.Model([rand], [shape]), str(xml))
+    assert 'alignment="' in xml.read_text()
+    old = [d for d in irtool.validate(xml, openvino="2024.2") if d.code == "OPENVINO_COMPAT"]
+    assert [(d.layer_name, d.line) for d in old] == [("rand", _line_of(xml, 'name="rand"'))]
+    assert "attribute alignment of RandomUniform-opset8 is not in OpenVINO 2024.2 " \
+           "(first in 2024.3)" in old[0].message
+    assert [d for d in irtool.validate(xml, openvino="2024.3") if d.code == "OPENVINO_COMPAT"
+            ] == []
 
 
 def test_a_body_layer_is_named_with_its_scope(irs: dict[str, Path]) -> None:
