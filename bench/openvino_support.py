@@ -56,7 +56,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
+# Each probe's own version: a probe's kept result is reused while its version and
+# candidates are the same.
+PROBE_VERSIONS = {"--probe": 2, "--hidden": 1, "--types": 2}
 FIRST_RELEASE = (2023, 0)
 OUTPUT = Path(__file__).resolve().parent.parent / "irtool" / "data" / "openvino_support.json"
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
@@ -222,29 +225,37 @@ _TYPE_IR = """<?xml version="1.0"?>
 <output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>
 <layer id="1" name="c" type="Convert" version="opset1"><data destination_type="{t}"/>
 <input><port id="0" precision="FP32"><dim>1</dim></port></input>
-<output><port id="1"><dim>1</dim></port></output></layer>
+<output><port id="1" precision="{t}"><dim>1</dim></port></output></layer>
 <layer id="2" name="y" type="Result" version="opset1">
-<input><port id="0"><dim>1</dim></port></input></layer></layers>
+<input><port id="0" precision="{t}"><dim>1</dim></port></input></layer></layers>
 <edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
 <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/></edges></net>
 """
 
 
 def probe_types(candidates_file: str, out_file: str) -> None:
-    """The element type names this release's IR reader accepts (``--types``): an IR of
-    ``Convert(destination_type=T)`` per candidate, read with ``Core.read_model`` (the
-    members of ``openvino.Type`` lag behind: u2 is read from 2024.1, listed from 2026.0)."""
+    """The element type names this release's IR reader knows (``--types``): an IR of
+    ``Convert(destination_type=T)`` (ports of precision T) per candidate, read with
+    ``Core.read_model``; a name it does not know fails as "Incorrect type" ("Unsupported
+    element type" in newer releases), a known one loads or fails later (2023.x refuses a
+    Result of type ``undefined``, a name it knows). The members of ``openvino.Type`` lag
+    behind the reader: u2 is read from 2024.1, listed from 2026.0."""
     core = _runtime().Core()
-    found = []
+
+    def known(name: str, folder: Path) -> bool:
+        xml = folder / "t.xml"
+        xml.write_text(_TYPE_IR.format(t=name))
+        try:
+            core.read_model(str(xml))
+        except Exception as err:
+            return not any(w in str(err) for w in ("Incorrect type", "Unsupported element"))
+        return True
+
     with tempfile.TemporaryDirectory() as tmp:
-        for name in json.loads(Path(candidates_file).read_text()):
-            xml = Path(tmp) / "t.xml"
-            xml.write_text(_TYPE_IR.format(t=name))
-            try:
-                core.read_model(str(xml))
-            except Exception:
-                continue
-            found.append(name)
+        (Path(tmp) / "t.xml").write_text(_TYPE_IR.format(t="f32"))
+        core.read_model(str(Path(tmp) / "t.xml"))  # the probe IR itself must load
+        found = [n for n in json.loads(Path(candidates_file).read_text())
+                 if known(n, Path(tmp))]
     Path(out_file).write_text(json.dumps(found))
 
 
@@ -304,7 +315,8 @@ def run_probe(python: Path, candidates: object, work: Path, tag: str,
     folder.mkdir(parents=True, exist_ok=True)
     cand, out, progress, key = (folder / f"{tag}.{x}"
                                 for x in ("candidates", "json", "progress", "key"))
-    text = json.dumps({"script": SCRIPT_VERSION, "candidates": candidates}, sort_keys=True)
+    text = json.dumps({"probe": PROBE_VERSIONS[mode], "candidates": candidates},
+                      sort_keys=True)
     if out.exists() and key.exists() and key.read_text() == text:
         return json.loads(out.read_text())
     cand.write_text(json.dumps(candidates))
