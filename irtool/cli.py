@@ -354,7 +354,7 @@ def _common() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irtool",
-        description="OpenVINO IR with control flow: convert, validate, run, check, inspect.",
+        description="OpenVINO IR with control flow: convert, validate, run, diff, check, inspect.",
         epilog="Exit status: 0 success; 1 bad input or a failed check (one line on stderr "
                "says where); 2 usage errors; 3 an internal error (IRTOOL_DEBUG=1 or -vv shows the "
                "traceback).")
