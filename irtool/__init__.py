@@ -10,9 +10,10 @@ executor, and cross-check against onnxruntime and OpenVINO::
     report = irtool.check("m.onnx", seed=1, rtol=1e-3)
     print(irtool.inspect("out/m.xml"))
     session = irtool.compile(model)   # stateful: variables kept from run to run
+    changes = irtool.diff("ref/m.xml", "out/m.xml")  # what differs in meaning
 """
 
-from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
+from .api import check, compile, convert, diff, inspect, load, run, run_steps, save, validate
 from .core.diagnostics import Diagnostic
 from .core.errors import (
     BackendError,
@@ -32,7 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
-    "__version__", "backend", "check", "compile", "convert", "inspect", "load",
+    "__version__", "backend", "check", "compile", "convert", "diff", "inspect", "load",
     "load_extension", "run", "run_steps", "save", "validate",
 ]
 

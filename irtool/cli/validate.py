@@ -26,6 +26,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--json", action="store_true",
                    help="print one JSON object instead: a summary (files, valid, errors, "
                         "warnings) and an entry per file with its diagnostics")
+    p.add_argument("--openvino", metavar="VERSION",
+                   help="also flag operations, opsets, attributes and element types that "
+                        "this OpenVINO release (2023.0 ... 2026.4) does not know, offline "
+                        "(OPENVINO_COMPAT; default: no release asked)")
     extension_option(p)
     p.set_defaults(func=run, subparser=p)
 
@@ -39,9 +43,17 @@ def run(args: argparse.Namespace) -> int:
     ``files``, one entry per file (``file``, ``valid``, ``errors``, ``warnings``,
     ``diagnostics`` as ``Diagnostic.to_dict``).
     """
+    if args.openvino is not None:
+        from ..validation.compat import UnknownRelease, resolve_release
+
+        try:
+            resolve_release(args.openvino)
+        except UnknownRelease as err:
+            print(f"irtool validate: {err}", file=sys.stderr)
+            return 2
     entries: list[dict[str, Any]] = []
     for path in progress_bar(args.files, "validate", unit="file", quiet=args.quiet):
-        found = api.validate(path)
+        found = api.validate(path, openvino=args.openvino)
         errors = len(errors_only(found))
         entries.append({"file": str(path), "valid": errors == 0, "errors": errors,
                         "warnings": len(found) - errors, "diagnostics": found})
