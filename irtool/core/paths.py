@@ -90,14 +90,15 @@ def expand(args: Sequence[str], kind: str, *, only_models: bool = False) -> Expa
             continue
         else:
             candidates = _matches(arg)
-        before = len(out.found)
+        models = 0
         for path, name in candidates:
             why = is_model(path, kind)
             if why is None:
+                models += 1
                 add(path, name)
             elif path.lower().endswith(SUFFIXES[kind]):  # a .bin beside an .xml is no news
                 out.skipped.append((path, why))
-        if len(out.found) == before:
+        if not models:
             where = "in this folder" if os.path.isdir(arg) else "matches this pattern"
             raise NoModels(f"{arg}: no {_WHAT[kind]} {where}")
     return out
