@@ -31,6 +31,11 @@ CHUNK_SECONDS = 0.5
 
 _SECONDS_PER_MODEL = {"validate": 0.02, "convert": 1.0, "check": 3.0}
 
+SUBMISSIONS = 3
+"""How often a chunk is submitted when its result does not come back (its worker died
+after computing it, the connection broke): Dask itself re-runs the tasks of a worker that
+dies while they run."""
+
 _local = threading.local()
 
 
@@ -70,14 +75,20 @@ def run_on_dask(tasks: Sequence[Task], on_row: Callable[[Row], None], *, worker:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         size = chunk_size(tasks[0].command, len(tasks), workers) if tasks else 1
         chunks = [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
-        futures = {client.submit(run_chunk, chunk, worker, timeout, pure=False): chunk
+        futures = {client.submit(run_chunk, chunk, worker, timeout, pure=False): (chunk, 1)
                    for chunk in chunks}
+        done = as_completed(list(futures))
         try:
-            for future in as_completed(futures):
-                chunk = futures[future]
+            for future in done:
+                chunk, attempt = futures.pop(future)
                 try:
                     rows = future.result()
-                except Exception as err:  # KilledWorker, or the task could not run
+                except Exception as err:  # KilledWorker, or its result was lost with a worker
+                    if type(err).__name__ != "KilledWorker" and attempt < SUBMISSIONS:
+                        again = client.submit(run_chunk, chunk, worker, timeout, pure=False)
+                        futures[again] = (chunk, attempt + 1)
+                        done.add(again)
+                        continue
                     code, status = (("MODEL_LOST", "lost") if type(err).__name__ ==
                                     "KilledWorker" else ("INTERNAL_ERROR", "error"))
                     rows = [failed_row(t, code, f"{type(err).__name__}: {err}", status)

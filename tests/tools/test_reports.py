@@ -155,3 +155,12 @@ def test_a_document_report_on_file_holds_each_row_from_the_start(tmp_path: Path)
         assert len(json.loads(path.read_text())["files"]) == 2  # before close()
     finally:
         reports.REWRITE_SECONDS = old
+
+
+def test_the_cli_names_the_formats_the_reports_write() -> None:
+    """``cli/_batch.FORMATS`` (the parser's choices, kept there so that building the parser
+    loads no report code) is ``tools.reports.FORMATS``."""
+    from irtool.cli._batch import FORMATS as CLI_FORMATS
+    from irtool.tools.reports import FORMATS
+
+    assert CLI_FORMATS == FORMATS
