@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                                    "line per difference (file:line in A and B: layer: what). "
                                    "Exit 0 when equal, 1 on a difference, 2 usage error.")
     p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="A.xml B.xml; with --reference-dir, IR files or folders (every .xml "
+                   help="A.xml B.xml; with --reference-dir, IR files or folders (every IR file "
                         "under them)")
     p.add_argument("--reference-dir", metavar="DIR",
                    help="compare each IR given with the file of the same name (path inside "

@@ -107,6 +107,12 @@ def expand(args: Sequence[str], kind: str, *, only_models: bool = False) -> Expa
 _WHAT = {"ir": "IR file (.xml)", "onnx": "ONNX model (.onnx)"}
 
 
+def models_under(folder: str, kind: str) -> list[Found]:
+    """Every model of ``kind`` under ``folder`` (recursively, hidden folders left out), by
+    its name inside it; none is no error here (``diff --reference-dir`` pairs folders)."""
+    return [Found(path, name) for path, name in _walk(folder) if is_model(path, kind) is None]
+
+
 def _walk(folder: str) -> Iterator[tuple[str, str]]:
     """Every file under ``folder`` (hidden folders left out), sorted, with its name inside."""
     for root, dirs, files in os.walk(folder):

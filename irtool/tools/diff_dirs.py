@@ -2,7 +2,7 @@
 
 Export regression tests keep reference IRs of small models and fail when an export changes
 them (optimum-intel does). ``compare_with_references(paths, reference_dir)`` pairs every IR
-given, or every ``.xml`` under a folder given (recursively, by its path inside that
+given, or every IR file under a folder given (recursively, by its path inside that
 folder), with the file of the same relative path in ``reference_dir`` and diffs each pair
 (``irtool.tools.diff``; the reference is A, the new file B). A file without a reference is
 ``extra``; for a folder given, a reference that it lacks is ``missing``.
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.paths import models_under
 from .diff import Difference, diff_files
 
 PathLike = str | os.PathLike
@@ -49,9 +50,9 @@ class FileComparison:
 
 
 def _xml_files(folder: Path) -> dict[str, Path]:
-    """Every ``.xml`` under ``folder`` by its path inside it (``/``-separated)."""
-    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*.xml"))
-            if p.is_file()}
+    """Every IR file under ``folder`` by its path inside it (``/``-separated), as
+    ``validate`` finds them (``core.paths``: other XML and hidden folders left out)."""
+    return {f.name: Path(f.path) for f in models_under(str(folder), "ir")}
 
 
 def compare_with_references(paths: list[PathLike], reference_dir: PathLike, *,
