@@ -118,6 +118,7 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
     from ..tools.reports import (
         RESUMABLE,
         Context,
+        Judged,
         ReportError,
         ReportWriter,
         Summary,
@@ -161,13 +162,15 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
                  len(found.found) - len(tasks), len(tasks))
     ctx = Context(command, strict=strict, baseline=baseline, version=__version__)
 
-    def judged(row: Row) -> Any:
+    def judged(row: Row) -> Judged:  # by ``accepted`` as it is when called
         return judge(row, strict=strict, baseline=accepted)
 
     writer = ReportWriter(fmt, ctx, target, earlier=[judged(r) for r in earlier_rows],
                           echo=target is not None and not args.quiet,
                           verbose=args.verbose > 0)
     bar = _bar(len(tasks), command, quiet=args.quiet)
+    order = {f.path: i for i, f in enumerate(found.found)}
+
     def on_row(row: Row) -> None:
         writer.add(judged(row))
         if bar is not None:
@@ -186,18 +189,21 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
         else:
             run_tasks(tasks, handle, on_row, worker=WORKER, jobs=args.jobs,
                       timeout=args.model_timeout)
+    except BaseException:  # interrupted: the report holds what finished, for --resume
+        writer.close(order)
+        raise
     finally:
         if bar is not None:
             bar.close()
-        if write_baseline is not None:  # what was found is accepted from now on
-            everything = [j.row for j in writer.judged]
-            accepted = Baseline.of(write_baseline, [
-                (d, r.file) for r in everything if r.status == "done" for d in r.diagnostics])
-            accepted.write()
-            writer.judged = [judged(r) for r in everything]  # judged by the new baseline
-            print(f"irtool {command}: wrote {write_baseline} "
-                  f"({sum(accepted.accepted.values())} finding(s))", file=sys.stderr)
-        writer.close({f.path: i for i, f in enumerate(found.found)})
+    if write_baseline is not None:  # what was found is accepted from now on
+        everything = [j.row for j in writer.judged]
+        accepted = Baseline.of(write_baseline, [
+            (d, r.file) for r in everything if r.status == "done" for d in r.diagnostics])
+        accepted.write()
+        writer.judged = [judged(r) for r in everything]  # judged by the new baseline
+        print(f"irtool {command}: wrote {write_baseline} "
+              f"({sum(accepted.accepted.values())} finding(s))", file=sys.stderr)
+    writer.close(order)
     summary = Summary.of(command, writer.judged)
     failed = summary.files - summary.ok
     if failed or not args.quiet:
