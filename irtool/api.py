@@ -1,4 +1,4 @@
-"""The public Python API: convert, load, save, run, compile, validate, check.
+"""The public Python API: convert, load, save, run, compile, validate, check, diff.
 
 Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
 that needs them is called.
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from .runtime.session import CompiledModel
     from .tools.check import CheckReport
+    from .tools.diff import Difference
 
 PathLike = str | os.PathLike[str]
 
@@ -268,15 +269,34 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                         doing=f" running {shown}").run(inputs)
 
 
-def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
-    """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
+def validate(model_or_path: Model | PathLike, *, openvino: str | None = None
+             ) -> list[Diagnostic]:
+    """Every problem in an IR (a path is checked against the XSD too); empty when sound.
+
+    ``openvino="2024.6"``: also what that OpenVINO release does not know (operations,
+    opsets, attributes, element types: ``OPENVINO_COMPAT``); an unknown release raises
+    ``ValueError`` listing the known ones (``irtool.validation.compat``)."""
     from .validation import validate as _validate
 
     started = time.perf_counter()
-    found = _validate(model_or_path)
+    if openvino is not None:
+        from .validation.compat import validate_for
+
+        found = validate_for(model_or_path, openvino)
+    else:
+        found = _validate(model_or_path)
     log.debug("validated %s in %.2f s: %d finding(s)", model_or_path if not isinstance(
         model_or_path, Model) else "the model", time.perf_counter() - started, len(found))
     return found
+
+
+def diff(a: PathLike, b: PathLike, *, rt_info: bool = False) -> list[Difference]:
+    """What differs in meaning between the IR files ``a`` and ``b`` (``irtool.tools.diff``):
+    layers matched by name and structure, ids, order and .bin layout ignored, weights by
+    digest; ``rt_info=True`` compares ``<rt_info>`` too. Empty when they mean the same."""
+    from .tools.diff import diff_files
+
+    return diff_files(a, b, rt_info=rt_info)
 
 
 def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None, *,

@@ -1,11 +1,8 @@
-"""What every subcommand shares: -v / -q, --extension, reading an .npz of inputs, the
-progress bar."""
+"""What every subcommand shares: -v / -q, --extension, reading an .npz of inputs."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 
 from ..core.errors import IRToolError
 from ..core.sniff import refuse_other_kind
@@ -39,11 +36,3 @@ def load_npz(path: str) -> dict:
             return {k: data[k] for k in data.files}
     except (OSError, ValueError) as err:
         raise IRToolError(f"cannot read inputs: {err}", file=path) from None
-
-
-def progress_bar(items: Sequence, what: str, *, unit: str, quiet: bool):
-    """``items``, with a tqdm bar on stderr when it is a terminal (and not ``-q``)."""
-    from tqdm import tqdm
-
-    return tqdm(items, desc=f"irtool {what}", unit=unit, leave=False,
-                disable=quiet or not sys.stderr.isatty() or len(items) < 2)

@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 
-from .. import api
+from ._batch import add_options, many
 from ._common import extension_option, load_npz
 
 log = logging.getLogger("irtool")
@@ -20,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                        description="Convert an ONNX model, run onnxruntime (the reference), "
                                    "irtool and OpenVINO on the same inputs and compare every "
                                    "output. Exit 0 only when all agree.")
-    p.add_argument("model", help="ONNX model (.onnx)")
+    p.add_argument("model", help="ONNX model (.onnx); a folder or a quoted glob checks every "
+                                 ".onnx in it, one report (see below)")
     p.add_argument("inputs", nargs="?",
                    help=".npz of inputs keyed by name (default: random ones of the declared "
                         "shapes, see --seed and --shape; inputs missing from it are random too)")
@@ -53,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="convert without optimising passes and run irtool's executor "
                         "without its speed rewrites (the report says what was applied "
                         "either way; default: optimised)")
+    add_options(p, timeout_default="none")
     extension_option(p)
     p.set_defaults(func=run, subparser=p)
 
@@ -60,9 +62,14 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
 def run(args: argparse.Namespace) -> int:
     """``irtool check MODEL.onnx [INPUTS.npz]``: the table (or ``--json``) on stdout,
     progress on stderr; exit 0 only when every backend ran and agrees with onnxruntime."""
+    from .. import api  # the API (numpy, the IR) loads with the command that uses it
     from ..tools.inputs import parse_shape_option
 
     shapes = dict(parse_shape_option(text) for text in (args.shape or []))
+    if many(args.model):
+        from ._batch import check_models
+
+        return check_models(args, shapes)
     given = load_npz(args.inputs) if args.inputs else None
 
     from tqdm import tqdm

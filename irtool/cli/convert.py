@@ -7,9 +7,9 @@ import logging
 import os
 from pathlib import Path
 
-from .. import api
 from ..core.errors import IRToolError
 from ..core.files import check_writable
+from ._batch import add_options, many
 
 log = logging.getLogger("irtool")
 
@@ -20,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                        help="convert an ONNX model to IR v11 (.xml + .bin)",
                        description="Convert an ONNX model to OpenVINO IR v11 (.xml + .bin), "
                                    "placed as ovc places it.")
-    p.add_argument("model", help="ONNX model (.onnx)")
+    p.add_argument("model", help="ONNX model (.onnx); a folder or a quoted glob converts every "
+                                 ".onnx in it into the folder -o names, keeping its folders")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="output .xml, or a folder to write MODEL.xml into; .xml is added "
                         "when missing (default: MODEL.xml in the current folder)")
@@ -48,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                         "OpenVINO needs; default: optimised)")
     p.add_argument("--opset", action="store_true",
                    help="also print the ONNX opsets imported and the IR operations used")
+    add_options(p, timeout_default="none")
     p.set_defaults(func=run, subparser=p)
 
 
@@ -57,12 +59,17 @@ def run(args: argparse.Namespace) -> int:
     ``--opset`` also prints the ONNX opsets the model imports and the IR operation
     versions the conversion used (nested bodies included).
     """
+    from .. import api  # the API (numpy, the IR) loads with the command that uses it
     from ..frontends.onnx.input_shapes import parse_input_option
 
     try:
         shapes = parse_input_option(args.input) if args.input else None
     except ValueError as err:
         raise IRToolError(str(err)) from None
+    if many(args.model):
+        from ._batch import convert_models
+
+        return convert_models(args, shapes)
     out = output_path(args.model, args.output)
     check_writable(out)
     if args.no_optimize and args.slice_inputs:

@@ -6,7 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import api
 from ..core.errors import IRToolError
 from ..core.files import check_writable, write_files, write_npz, write_npz_files
 from ._common import extension_option, load_npz
@@ -55,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     session (variables kept); ``-o OUTDIR`` then writes each step's outputs to
     ``OUTDIR/<input file name>``, all files or none.
     """
+    from .. import api  # the API (numpy, the IR) loads with the command that uses it
+
     if len(args.inputs) > 1:
         return _run_steps(args)
     if args.output:
@@ -76,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_steps(args: argparse.Namespace) -> int:
+    from .. import api
+
     names = [Path(p).name for p in args.inputs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if args.output and twice:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from .scopes import layer_path
 
@@ -27,9 +28,13 @@ class Diagnostic:
     severity: str = "error"
 
     def format(self) -> str:
-        """``file:line: CODE layer <id> "<name>": message`` (the CLI's line format)."""
-        loc = f"{self.file or '<model>'}:{self.line if self.line is not None else 0}"
-        return f"{loc}: {self.what()}"
+        """``file:line: error: CODE layer <id> "<name>": message``: the compiler convention
+        (the severity word after the place; ``file:`` alone when no line is known), which
+        editors and CI log parsers jump from. The CLI's line format."""
+        loc = self.file or "<model>"
+        if self.line is not None:
+            loc += f":{self.line}"
+        return f"{loc}: {self.severity}: {self.what()}"
 
     def what(self) -> str:
         """The line without its location: ``CODE layer <id> "<name>": message``."""
@@ -40,6 +45,11 @@ class Diagnostic:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Diagnostic:
+        """The diagnostic ``to_dict`` gave (keys it does not know are ignored)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 def errors_only(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

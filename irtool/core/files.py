@@ -11,14 +11,15 @@ from __future__ import annotations
 import glob
 import os
 import tempfile
-import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import IRToolError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 try:
     import fcntl
@@ -203,6 +204,10 @@ def write_npz(path: PathLike, arrays: Mapping[str, np.ndarray]) -> None:
 
 def write_npz_files(files: Mapping[PathLike, Mapping[str, np.ndarray]]) -> None:
     """Several ``.npz`` files (as ``write_npz``), all of them or none."""
+    import zipfile  # numpy and zipfile here, not at the top: every command imports this
+
+    import numpy as np
+
     with replacing(*files) as temporaries:
         for tmp, arrays in zip(temporaries, files.values()):
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:

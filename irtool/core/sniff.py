@@ -9,6 +9,7 @@ an ``.npy`` starts ``\\x93NUMPY``) and, for ONNX (protobuf has no magic number),
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .errors import IRToolError
@@ -55,6 +56,26 @@ def file_kind(path: PathLike) -> str | None:
     if Path(path).suffix.lower() == ".onnx":
         return "onnx"
     return None
+
+
+_PROLOG = re.compile(rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)", re.DOTALL)
+_TAG = re.compile(rb"\s*<([A-Za-z_][\w.:-]*)")
+
+
+def xml_root(path: PathLike) -> str | None:
+    """The name of an XML file's root element (``net`` for IR), read from its first 4 KiB
+    past the declaration, comments and a DOCTYPE; None when that does not show one."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    pos = 0
+    while (m := _PROLOG.match(head, pos)) is not None and m.end() > pos:
+        pos = m.end()
+    tag = _TAG.match(head, pos)
+    return tag.group(1).decode("ascii", "replace") if tag else None
 
 
 def other_kind(path: PathLike, wanted: str) -> str | None:

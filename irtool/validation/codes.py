@@ -137,6 +137,9 @@ RULES: dict[str, Rule] = {
                           "variable_type is not a type)"),
     "VARIABLE_CONFLICT": Rule("error", "variables", "one variable_id for two variables: "
                               "ReadValues declaring different types or shapes, or two Assigns"),
+    # -- OpenVINO releases (only with validate --openvino VERSION) ------------------
+    "OPENVINO_COMPAT": Rule("error", "compat", "an operation, opset, attribute or element "
+                            "type the OpenVINO release asked for does not know"),
 }
 
 

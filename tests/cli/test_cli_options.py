@@ -121,7 +121,9 @@ def test_verbose_logs_what_each_step_did(tmp_path: Path) -> None:
     assert any(ln.startswith("irtool.api: converted ") for ln in lines), lines
     assert f"irtool.api: wrote {out} and its .bin" in lines
     proc = cli("validate", out, "-v")
-    assert proc.stderr.splitlines() == [f"irtool: {out}: 0 error(s), 0 warning(s)"]
+    assert proc.stderr.splitlines() == [
+        f"irtool: {out}: 0 error(s), 0 warning(s)",
+        "irtool validate: 1 file(s): 1 valid, 0 failed; 0 error(s), 0 warning(s), 0 baselined"]
     proc = cli("validate", out, "-vv")
     assert any(ln.startswith(f"irtool.api: validated {out} in ") for ln in
                proc.stderr.splitlines())

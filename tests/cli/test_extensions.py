@@ -68,7 +68,7 @@ def test_validate_knows_the_op_only_with_the_extension(model_and_inputs) -> None
     with_it = irtool_cli("validate", xml, "--extension", RMS_NORM)
     assert with_it.returncode == 0, with_it.stderr
     assert "UNKNOWN_OP" not in with_it.stdout
-    assert "1 file(s) valid" in with_it.stdout
+    assert "1 file(s): 1 valid" in with_it.stderr
 
 
 def test_inspect_loads_the_extension(model_and_inputs) -> None:

@@ -422,8 +422,12 @@ def test_model_validation_has_no_file(ov_control_flow_irs: dict) -> None:
 
 
 def test_diagnostic_format_names_scope_layer_and_line() -> None:
+    """The compiler convention: place, severity word, code, layer, message."""
     d = Diagnostic("CYCLE", "layers form a cycle", "m.xml", 12, 4, "add", "3/body")
-    assert d.format() == 'm.xml:12: CYCLE layer 3/body/4 "add": layers form a cycle'
+    assert d.format() == 'm.xml:12: error: CYCLE layer 3/body/4 "add": layers form a cycle'
+    w = Diagnostic("UNKNOWN_OP", "unknown", "m.xml", None, severity="warning")
+    assert w.format() == "m.xml: warning: UNKNOWN_OP: unknown"  # no line: no ":0"
+    assert Diagnostic.from_dict(d.to_dict()) == d
 
 
 def test_rule_families_are_the_rule_modules() -> None:
@@ -449,8 +453,10 @@ def test_cli_clean_files_exit_zero(ov_control_flow_irs: dict) -> None:
     files = [ov_control_flow_irs[n] for n in ("test_loop11", "test_scan9_sum", "test_if")]
     proc = run_cli("validate", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 file(s) valid" in proc.stdout
-    assert proc.stderr == ""
+    assert proc.stdout == ""  # nothing to say of a clean file
+    assert proc.stderr.splitlines() == [
+        "irtool validate: 3 file(s): 3 valid, 0 failed; 0 error(s), 0 warning(s), "
+        "0 baselined"]
 
 
 def test_cli_reports_file_line_and_exits_one(ov_control_flow_irs: dict, tmp_path: Path) -> None:
@@ -463,10 +469,12 @@ def test_cli_reports_file_line_and_exits_one(ov_control_flow_irs: dict, tmp_path
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     for code in ("PORT_MAP_PURPOSE", "LOOP_BODY_CONDITION"):
-        assert any(re.match(rf"{re.escape(str(bad))}:[1-9]\d*: {code} layer {loop} ", ln)
-                   for ln in lines), proc.stdout
+        assert any(re.match(rf"{re.escape(str(bad))}:[1-9]\d*: error: {code} layer {loop} ",
+                            ln) for ln in lines), proc.stdout
     assert str(src) not in proc.stdout  # the clean file has nothing to say
-    assert "Traceback" not in proc.stderr and "1 file" not in proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("irtool validate: 2 file(s): 1 valid, "
+                                                   "1 failed; ")
 
 
 def test_cli_json_has_a_summary_and_an_entry_per_file(ov_control_flow_irs: dict,
@@ -475,9 +483,12 @@ def test_cli_json_has_a_summary_and_an_entry_per_file(ov_control_flow_irs: dict,
     proc = run_cli("validate", "--json", src)
     assert proc.returncode == 0
     report = json.loads(proc.stdout)
-    assert report["summary"] == {"files": 1, "valid": 1, "errors": 0, "warnings": 0}
-    assert report["files"] == [{"file": str(src), "valid": True, "errors": 0, "warnings": 0,
-                                "diagnostics": []}]
+    assert report["summary"] == {"files": 1, "valid": 1, "errors": 0, "warnings": 0,
+                                 "baselined": 0}
+    [entry] = report["files"]
+    assert entry.pop("seconds") >= 0
+    assert entry == {"file": str(src), "valid": True, "status": "done", "errors": 0,
+                     "warnings": 0, "baselined": 0, "diagnostics": []}
     bad = tmp_path / "m.xml"
     bad.write_text(src.read_text().replace('axis="0" external_port_id="0"',
                                            'axis="7" external_port_id="0"'))
@@ -491,7 +502,7 @@ def test_cli_json_has_a_summary_and_an_entry_per_file(ov_control_flow_irs: dict,
     assert report["summary"]["errors"] == report["files"][1]["errors"] == sum(
         1 for i in items if i["severity"] == "error") > 0
     assert {"code", "message", "file", "line", "layer_id", "layer_name", "scope",
-            "severity"} <= set(items[0])
+            "severity", "baselined"} <= set(items[0])
     ti = read_model(src).graph.layers_of_type("TensorIterator")[0]
     assert {(i["code"], i["layer_id"], i["file"]) for i in items} >= {("SLICE_AXIS", ti.id,
                                                                          str(bad))}
@@ -506,7 +517,6 @@ def test_cli_warnings_alone_exit_zero(ov_control_flow_irs: dict, tmp_path: Path)
     proc = run_cli("validate", odd)
     assert proc.returncode == 0, proc.stdout
     branch = read_model(src).graph.layers_of_type("If")[0]
-    assert re.search(rf"^{re.escape(str(odd))}:\d+: UNKNOWN_OP layer {branch.id} "
-                     rf"\"{branch.name}\": .*\[warning\]$",
-                     proc.stdout, re.MULTILINE), proc.stdout
-    assert "1 file(s) valid (1 warning(s))" in proc.stdout
+    assert re.search(rf"^{re.escape(str(odd))}:\d+: warning: UNKNOWN_OP layer {branch.id} "
+                     rf"\"{branch.name}\": ", proc.stdout, re.MULTILINE), proc.stdout
+    assert "1 file(s): 1 valid, 0 failed; 0 error(s), 1 warning(s)" in proc.stderr

@@ -542,7 +542,7 @@ def refuse_invalid_ir(model: Model, source: str | None = None) -> None:
 
     errors = errors_only(validate_model(model))
     if errors:
-        first = errors[0].format().split(": ", 1)[1]  # without the "<model>:0" place
+        first = errors[0].what()  # without the "<model>" place
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InternalError(f"the converted IR breaks its rules: {first}{more}", file=source)
 

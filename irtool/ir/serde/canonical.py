@@ -6,6 +6,9 @@ non-blank text; whitespace between elements, quoting, the XML declaration,
 comments and ``<x></x>`` versus ``<x/>`` do not count. Attribute order does not
 count either (XML gives it no meaning) unless ``attribute_order`` is set.
 A faithful round trip is canonically equal XML plus a byte-identical ``.bin``.
+
+This is the strict tier of ``irtool.tools.diff`` (``diff_files(..., layout=True)``), which
+compares what two IRs mean (``irtool diff``); here order and bytes count too.
 """
 
 from __future__ import annotations

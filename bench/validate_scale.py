@@ -1,0 +1,125 @@
+"""Validating a model zoo (issue 24, item 4): ``irtool validate`` over the 1,372 IRs of the
+OpenVINO-written node corpus (``irtool.tools.corpus``; ``python -m irtool.tools.corpus
+--build`` makes it) against OpenVINO's ``read_model`` of the same files, and on a Dask
+LocalCluster of 1 and 2 workers.
+
+Each way is one fresh command, timed by wall clock from start to exit (start-up included:
+what a CI job pays), the ways interleaved over ``--repeats`` rounds, medians:
+
+* ``openvino read_model``: ``ov.Core().read_model`` of every file, one process;
+* ``irtool --jobs 1`` / ``--jobs 2``: ``irtool validate DIR -q --jobs N`` (1: in this
+  process; 2: two worker processes);
+* ``dask 1 worker`` / ``dask 2 workers``: ``irtool validate DIR -q --scheduler ADDR`` on a
+  LocalCluster started before the round (its start-up not timed), workers of one thread.
+
+Every irtool run must find the corpus clean (exit 0; the corpus is IR OpenVINO wrote and
+reads). Targets: ``--jobs 2`` no slower than OpenVINO's read_model; 2 Dask workers at least
+1.7x the throughput of 1. The CPU time of each way (user + system, children included)
+shows what it costs on a busy machine, where wall times stretch.
+
+    python bench/validate_scale.py [--repeats N] [--dir CORPUS] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+OV_READ = """
+import sys, openvino as ov
+core = ov.Core()
+for path in sys.argv[1:]:
+    core.read_model(path)
+"""
+
+
+def irtool_command() -> list[str]:
+    script = Path(sys.executable).with_name("irtool")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "irtool"]
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    cpu, started = _cpu(), time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:4])} ... failed ({proc.returncode}): "
+                         f"{proc.stderr[-2000:]}")
+    return wall, _cpu() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dir", help="the corpus folder (default: irtool.tools.corpus's)")
+    parser.add_argument("--no-dask", action="store_true", help="leave out the Dask rows")
+    args = parser.parse_args()
+
+    if args.dir:
+        root = Path(args.dir)
+    else:
+        from irtool.tools.corpus import corpus_dir
+
+        root = corpus_dir()
+    files = sorted(str(p) for p in root.glob("*/model.xml"))
+    if not files:
+        raise SystemExit(f"no corpus in {root}: python -m irtool.tools.corpus --build")
+    ways: dict[str, Callable[[], list[str]]] = {
+        "openvino read_model": lambda: [sys.executable, "-c", OV_READ, *files],
+        "irtool --jobs 1": lambda: [*irtool_command(), "validate", str(root), "-q"],
+        "irtool --jobs 2": lambda: [*irtool_command(), "validate", str(root), "-q",
+                                    "--jobs", "2"],
+    }
+    clusters = {}
+    if not args.no_dask:
+        from distributed import LocalCluster
+
+        for n in (1, 2):
+            clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+            name = f"dask {n} worker{'s' * (n > 1)}"
+            address = clusters[n].scheduler_address
+            ways[name] = lambda a=address: [*irtool_command(), "validate", str(root), "-q",
+                                            "--scheduler", a]
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    try:
+        for _ in range(args.repeats):
+            for name, command in ways.items():
+                results[name].append(timed(command()))
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+    load = os.getloadavg()[0]
+    print(f"{len(files)} IR files of {root.name}; {args.repeats} interleaved rounds; load "
+          f"average at the end {load:.2f} on {os.cpu_count()} cores\n")
+    print("| way | wall median s | wall min s | files/s (median) | CPU median s |")
+    print("|---|---|---|---|---|")
+    medians = {}
+    for name, values in results.items():
+        walls = [w for w, _ in values]
+        medians[name] = statistics.median(walls)
+        print(f"| {name} | {medians[name]:.2f} | {min(walls):.2f} | "
+              f"{len(files) / medians[name]:.0f} | "
+              f"{statistics.median(c for _, c in values):.2f} |")
+    print(f"\nirtool --jobs 2 / openvino read_model: "
+          f"{medians['irtool --jobs 2'] / medians['openvino read_model']:.2f} (target <= 1)")
+    if clusters:
+        print(f"dask throughput, 2 workers / 1 worker: "
+              f"{medians['dask 1 worker'] / medians['dask 2 workers']:.2f} (target >= 1.7)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

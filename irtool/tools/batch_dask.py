@@ -1,0 +1,102 @@
+"""A batch on a Dask cluster (``--scheduler tcp://HOST:PORT``; ``pip install 'irtool[dask]'``).
+
+Dask distributed does the distributing: one Dask task per chunk of models, results taken
+``as_completed`` so that the report streams. What Dask cannot do is stop a task that
+hangs or survive one that takes its process down, so a Dask worker does not run a model
+itself: it hands each model of its chunk to a worker process of its own
+(``core.workers``, through ``batch.worker_pool``: time limit, a crash tried again), and a
+crash or a hang is one row, as on one machine. When a Dask worker dies all the same (its
+machine goes away, it is killed), Dask's scheduler gives its tasks to the others; a task
+that has outlived too many workers (Dask's ``allowed-failures``) comes back as
+``KilledWorker``, and each of its models gets a ``MODEL_LOST`` row.
+
+Chunks: a Dask task costs milliseconds of scheduling, about what validating a small IR
+does, so models go in chunks of about ``CHUNK_SECONDS`` of work each (``chunk_size``),
+small enough to keep every worker busy to the end.
+
+The Dask workers need irtool (and what the command needs) installed, as the client has.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from ..core.errors import IRToolError
+from ..core.workers import Pool
+from .batch import Row, Task, failed_row, row_of, worker_pool
+
+CHUNK_SECONDS = 0.5
+"""About how long one Dask task should work (models are grouped to that)."""
+
+_SECONDS_PER_MODEL = {"validate": 0.02, "convert": 1.0, "check": 3.0}
+
+SUBMISSIONS = 3
+"""How often a chunk is submitted when its result does not come back (its worker died
+after computing it, the connection broke): Dask itself re-runs the tasks of a worker that
+dies while they run."""
+
+_local = threading.local()
+
+
+def chunk_size(command: str, models: int, workers: int) -> int:
+    """Models per Dask task: about ``CHUNK_SECONDS`` of work, and at least four tasks per
+    worker so that the last ones do not leave the others idle."""
+    by_time = max(1, round(CHUNK_SECONDS / _SECONDS_PER_MODEL.get(command, 1.0)))
+    by_balance = max(1, models // max(1, 4 * workers))
+    return max(1, min(by_time, by_balance))
+
+
+def run_chunk(tasks: list[Task], worker: str, timeout: float | None) -> list[Row]:
+    """In a Dask worker: each model in this thread's worker process (started once, kept
+    for the next chunks), its row whatever became of it."""
+    pools: dict[tuple[str, float | None], Pool] = getattr(_local, "pools", None) or {}
+    _local.pools = pools
+    pool = pools.get((worker, timeout))
+    if pool is None:
+        pool = pools[(worker, timeout)] = worker_pool(worker, jobs=1, timeout=timeout)
+    return [row_of(o.job, o) for o in pool.run(tasks)]
+
+
+def run_on_dask(tasks: Sequence[Task], on_row: Callable[[Row], None], *, worker: str,
+                scheduler: str, timeout: float | None) -> None:
+    """Every task on the Dask cluster at ``scheduler``, each row to ``on_row`` as its chunk
+    finishes."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise IRToolError("--scheduler needs Dask distributed: pip install 'irtool[dask]'"
+                          ) from None
+    try:
+        client = Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError) as err:
+        raise IRToolError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = chunk_size(tasks[0].command, len(tasks), workers) if tasks else 1
+        chunks = [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+        futures = {client.submit(run_chunk, chunk, worker, timeout, pure=False): (chunk, 1)
+                   for chunk in chunks}
+        done = as_completed(list(futures))
+        try:
+            for future in done:
+                chunk, attempt = futures.pop(future)
+                try:
+                    rows = future.result()
+                except Exception as err:  # KilledWorker, or its result was lost with a worker
+                    if type(err).__name__ != "KilledWorker" and attempt < SUBMISSIONS:
+                        again = client.submit(run_chunk, chunk, worker, timeout, pure=False)
+                        futures[again] = (chunk, attempt + 1)
+                        done.add(again)
+                        continue
+                    code, status = (("MODEL_LOST", "lost") if type(err).__name__ ==
+                                    "KilledWorker" else ("INTERNAL_ERROR", "error"))
+                    rows = [failed_row(t, code, f"{type(err).__name__}: {err}", status)
+                            for t in chunk]
+                for row in rows:
+                    on_row(row)
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+    finally:
+        client.close()
