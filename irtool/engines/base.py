@@ -89,6 +89,11 @@ class Engine:
         raise NotImplementedError
 
 
+STATE_KEY = "\0state:"
+"""What goes before a variable's id where a session's step gives the variables' values after
+it among its outputs (no IR name holds the NUL character)."""
+
+
 def flatten_steps(steps: Sequence[Feed]) -> dict[str, np.ndarray]:
     """The feeds (or outputs) of consecutive steps as one mapping keyed ``"<step>/<name>"``,
     so that a whole session travels where one feed does (``Isolated``)."""

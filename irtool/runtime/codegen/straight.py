@@ -11,6 +11,7 @@ import numpy as np
 from ...core.errors import IRToolError
 from ...ir.graph import describe_layer
 from ..declared import Verifier
+from ..trace import Tracer
 from .toolkit import Code, StepLike, emit_steps, emit_verify, reuse_for
 
 
@@ -24,6 +25,7 @@ class PlanLike(Protocol):
     scope: str
     verify: Verifier
     optimize: bool  # False: no step writes into an input's buffer (``toolkit.Reuse``)
+    trace: Tracer | None  # reports every value (``runtime.trace``)
 
     @property
     def steps(self) -> Sequence[StepLike]: ...
@@ -50,9 +52,13 @@ def straight_line(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.nd
         code.add(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs", -1)
     else:
         code.add("if len(inputs): raise ValueError", -1)
+    traced = plan.trace is not None and plan.trace.watches(plan.scope)
+    if traced:
+        code.free["trace"] = plan.trace.steps(plan.scope,  # type: ignore[union-attr]
+                                              [s.layer for s in plan.steps])
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
                reuse_for(plan.steps, plan.output_slots, plan.constants) if plan.optimize
-               else None)
+               else None, trace=traced)
     emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
@@ -93,6 +99,8 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
     base: list = [None] * plan.num_slots
     for slot, value in plan.constants.items():
         base[slot] = value
+    trace = plan.trace.steps(plan.scope, [s.layer for s in plan.steps]) \
+        if plan.trace is not None and plan.trace.watches(plan.scope) else None
 
     def execute(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(inputs) != len(plan.input_slots):
@@ -111,6 +119,8 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
                 values[slot] = value
                 if slot in checked:
                     verify((value,), checked[slot])
+            if trace is not None:
+                trace(k, tuple(results))
             for slot in drop:
                 values[slot] = None
         return [values[i] for i in plan.output_slots]

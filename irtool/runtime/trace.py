@@ -1,0 +1,85 @@
+"""Watching a run: the value of every layer output a plan computes, loop bodies iteration
+by iteration, keyed by where the value is in the IR.
+
+A ``Tracer`` given to the executor (``Executor(model, trace=tracer)``, or
+``RunOptions.trace``) is called with each value as the run computes it: ``on_value(key,
+value)``, the key being the layer's scope (``core.scopes``: ``""``, ``"3/body"``...), its
+id, the output port's id and the iteration numbers of the loops around it, outermost
+first (``()`` outside loops). A loop body's Parameters are reported too, at the start of
+each iteration (the values the iteration reads: carried, sliced, invariant, the
+iteration number), so that a wrong carried value shows where it enters. An If's branch
+is reported under the scope of the branch taken (``"5/then_body"``).
+
+Tracing is decided when a plan is compiled: a plan compiled without a tracer has not one
+instruction more than before (the generated code is the same), and one compiled with a
+tracer calls it only in the scopes it ``watches``. A traced plan is compiled without the
+rewrites that make runs faster (``RunOptions.optimize`` off, which the ``Executor`` sees
+to), so that each value is the output of one layer of the IR: with them, a step may be
+folded, fused into another or skipped, and a value would map onto no layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Sequence
+from typing import Any
+
+from ..ir.graph import Layer
+
+ValueKey = tuple[str, int, int, tuple[int, ...]]
+"""``(scope, layer id, output port id, iterations)``: where a traced value is."""
+
+
+class Tracer:
+    """Receives the values of a run (see the module docstring); subclass and override
+    ``on_value``, or pass ``on_value``. ``scopes`` limits the bodies watched (None: all)."""
+
+    def __init__(self, scopes: Container[str] | None = None,
+                 on_value: Callable[[ValueKey, Any], None] | None = None) -> None:
+        self.scopes = scopes
+        self.iterations: list[int] = []  # the enclosing loops' iteration numbers, now
+        if on_value is not None:
+            self.on_value = on_value  # type: ignore[method-assign]
+
+    def watches(self, scope: str) -> bool:
+        """Are the values of the graph at ``scope`` wanted? Asked once per plan compiled."""
+        return self.scopes is None or scope in self.scopes
+
+    def on_value(self, key: ValueKey, value: Any) -> None:
+        """One value of the run; the default drops it."""
+
+    # -- what the generated code calls ------------------------------------------------
+
+    def steps(self, scope: str, layers: Sequence[Layer]) -> Callable[[int, tuple], None]:
+        """``record(k, values)``: step ``k`` (its layer ``layers[k]``) computed ``values``,
+        one per output port."""
+        on_value, iterations = self.on_value, self.iterations
+
+        def record(k: int, values: tuple) -> None:
+            layer = layers[k]
+            where = tuple(iterations)
+            for port, value in zip(layer.outputs, values):
+                on_value((scope, layer.id, port.id, where), value)
+
+        return record
+
+    def loop(self, scope: str, parameters: Sequence[Layer] | None
+             ) -> tuple[Callable[[], None], Callable[[int, tuple], None], Callable[[], None]]:
+        """``(enter, iteration, leave)`` for one loop whose body is at ``scope``:
+        ``iteration(i, values)`` starts iteration ``i``, ``values`` being those of
+        ``parameters`` (the body Parameters that hold a value; None: not watched)."""
+        on_value, iterations = self.on_value, self.iterations
+
+        def enter() -> None:
+            iterations.append(-1)
+
+        def leave() -> None:
+            iterations.pop()
+
+        def iteration(i: int, values: tuple) -> None:
+            iterations[-1] = i
+            if parameters is not None:
+                where = tuple(iterations)
+                for layer, value in zip(parameters, values):
+                    on_value((scope, layer.id, layer.outputs[0].id, where), value)
+
+        return enter, iteration, leave
