@@ -42,6 +42,8 @@ DEFAULT_TIMEOUT_S = 300.0
 if TYPE_CHECKING:
     import onnx
 
+    from .localize import Localization
+
 Progress = Callable[[str], None]
 
 
@@ -82,11 +84,25 @@ class CheckReport:
     optimizations: dict[str, dict[str, int]] = field(default_factory=dict)
     """What was applied to the IR checked: ``{"convert": {...}, "irtool": {...}}``, each
     rewrite's name and how often it applied (see ``describe_optimizations``)."""
+    intended_reference: str = "onnxruntime"
+    """What the values should be compared with: onnxruntime for an ONNX model, irtool or
+    saved outputs for an IR (``reference`` is another backend when that one failed)."""
+    steps: int = 1
+    """Steps of one session checked (an IR's variables carried from step to step)."""
+    openvino: str | None = None
+    """The settings OpenVINO ran with, in words (``ir_check.describe_config``)."""
+    openvino_config: dict[str, str] | None = None
+    """Those settings (None: its exact modes)."""
+    caused_by_settings: bool = False
+    """OpenVINO disagreed with these settings and agrees in its exact modes."""
+    notes: list[str] = field(default_factory=list)
+    localization: Localization | None = None
+    """Where the engines part, when ``check`` was asked to localize."""
 
     @property
     def ok(self) -> bool:
-        """Every backend ran and every output agrees with onnxruntime."""
-        return (self.reference == "onnxruntime"
+        """Every backend ran and every output agrees with the intended reference."""
+        return (self.reference == self.intended_reference
                 and all(b.ok for b in self.backends))
 
     def backend(self, name: str) -> BackendReport:
@@ -114,8 +130,11 @@ class CheckReport:
         text = f"FAIL: {', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not agree"
         if bad == ["openvino"] and _only_f64(self.backend("openvino")):
             text += f" on float64 output(s) only ({F64_CAUSE})"
-        if self.reference != "onnxruntime":
-            text += f" (onnxruntime failed; values compared with {self.reference})"
+        if self.caused_by_settings:
+            text += " (OpenVINO agrees in its exact modes: its settings cause it)"
+        if self.reference != self.intended_reference:
+            text += (f" ({self.intended_reference} failed; values compared with "
+                     f"{self.reference})")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,6 +144,10 @@ class CheckReport:
                 "optimize": self.optimize,
                 "optimizations": {k: dict(v) for k, v in self.optimizations.items()},
                 "backends": [b.to_dict() for b in self.backends],
+                "steps": self.steps, "openvino": self.openvino,
+                "openvino_config": self.openvino_config,
+                "caused_by_settings": self.caused_by_settings, "notes": list(self.notes),
+                "localization": self.localization.to_dict() if self.localization else None,
                 "failures": self.failures(), "verdict": self.verdict()}
 
     def format_table(self) -> str:
@@ -138,7 +161,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike[str] | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-          max_iterations: int | None = None, optimize: bool = True) -> CheckReport:
+          max_iterations: int | None = None, optimize: bool = True,
+          openvino_config: Mapping[str, str] | None = None, localize: bool = False,
+          memory_budget: int | None = None) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
@@ -148,7 +173,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
     ``irtool.runtime.DEFAULT_MAX_ITERATIONS``). ``optimize=False`` converts without the
     optimising passes and runs irtool's executor without its rewrites; the report says
-    what was applied either way (``optimizations``).
+    what was applied either way (``optimizations``). ``openvino_config``: OpenVINO's CPU
+    properties (None: its exact modes). ``localize``: when OpenVINO parts from irtool on
+    the IR, where (``tools.localize``, within ``memory_budget`` bytes of values).
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
@@ -176,7 +203,7 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
             # then still report the other backends. irtool's own runtime caps every loop.
             (Isolated(OnnxRuntimeEngine(proto), timeout), feed),
             (irtool_engine, ir_feed),
-            (Isolated(OpenVINOEngine(xml), timeout), ir_feed),
+            (Isolated(OpenVINOEngine(xml, config=openvino_config), timeout), ir_feed),
         ]
         outcomes: list[EngineResult] = []
         for backend, backend_feed in backends:
@@ -189,6 +216,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                 outcome.error = _openvino_reason(ir_model, outcome.error)
             outcomes.append(outcome)
         ir_path = str(xml) if keep_dir is not None else None
+        localization = _localize(xml, ir_feed, outcomes, rtol, atol, openvino_config,
+                                 memory_budget, timeout, max_iterations, say) \
+            if localize else None
 
     outputs = [o.name for o in proto.graph.output]
     # onnxruntime is the reference; when it refuses the model, OpenVINO (independent of
@@ -211,8 +241,39 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
     applied = {"convert": {k: v for k, v in converted.items() if v},
                "irtool": dict(irtool_engine.applied)}
-    return CheckReport(label, reference.engine if reference else "none", reports, outputs,
-                       input_rows, ir_path, rtol, atol, optimize, applied)
+    from .ir_check import describe_config
+
+    report = CheckReport(label, reference.engine if reference else "none", reports, outputs,
+                         input_rows, ir_path, rtol, atol, optimize, applied,
+                         openvino=describe_config(openvino_config),
+                         openvino_config=None if openvino_config is None
+                         else dict(openvino_config))
+    report.localization = localization
+    return report
+
+
+def _localize(xml: Path, feed: Mapping[str, np.ndarray], outcomes: list[EngineResult],
+              rtol: float | None, atol: float | None, config: Mapping[str, str] | None,
+              budget: int | None, timeout: float, max_iterations: int | None,
+              say: Progress) -> Localization | None:
+    """Where OpenVINO parts from irtool on the converted IR, when they disagree."""
+    from ..ir import read_model
+    from .localize import DEFAULT_MEMORY_BUDGET
+    from .localize import localize as find
+
+    _, irt, ov = outcomes
+    if not (irt.ok and ov.ok):
+        return None
+    model = read_model(xml)
+    rows = compare_outputs(model.output_names(), ov.outputs or {}, irt.outputs or {},
+                           rtol=rtol, atol=atol)
+    targets = [r.output for r in rows if not r.ok and r.verdict != "extra"]
+    if not targets:
+        return None
+    say("localizing")
+    return find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
+                memory_budget=DEFAULT_MEMORY_BUDGET if budget is None else budget,
+                timeout=timeout, max_iterations=max_iterations, progress=say)
 
 
 # How each optimisation's count reads: (verb, thing, things).
@@ -402,10 +463,15 @@ def _format_table(report: CheckReport) -> str:
         lines.append("optimisations" + ("" if report.optimize else " (--no-optimize)") + ": "
                      + "; ".join(f"{where}: {describe_optimizations(applied)}"
                                  for where, applied in report.optimizations.items()))
-    if ref != "onnxruntime":
-        ort = next((b for b in report.backends if b.name == "onnxruntime"), None)
-        reason = ort.error if ort else "not run"  # type: ignore[assignment]
-        lines.append(f"onnxruntime failed: {reason}")
+    if report.openvino:
+        lines.append(f"OpenVINO: {report.openvino}")
+    if report.steps > 1:
+        lines.append(f"steps: {report.steps} of one session")
+    if ref != report.intended_reference:
+        meant = report.intended_reference
+        wanted = next((b for b in report.backends if b.name == meant), None)
+        reason = wanted.error if wanted else "not run"  # type: ignore[assignment]
+        lines.append(f"{meant} failed: {reason}")
         lines.append(f"reference instead: {ref} ({status})")
 
     left_w = [max(len(r[c]) for r in [header1, header2, *body]) for c in range(2)]
@@ -435,5 +501,9 @@ def _format_table(report: CheckReport) -> str:
     lines.append("")
     for problem in report.failures():
         lines.append(f"  {problem}")
+    for note in report.notes:
+        lines.append(f"  note: {note}")
+    if report.localization is not None:
+        lines.append(report.localization.format())
     lines.append(report.verdict())
     return "\n".join(lines)

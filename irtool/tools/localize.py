@@ -133,6 +133,8 @@ class Localization:
     memory_budget: int = DEFAULT_MEMORY_BUDGET
     segmented: bool = False
     seconds: float = 0.0
+    model: Model | None = field(default=None, repr=False, compare=False)
+    """The IR searched (for a drawing of the finding; not in ``to_dict``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"reference": self.reference, "candidate": self.candidate,
@@ -264,7 +266,8 @@ def _cone(level: _Level, targets: set[int]) -> list[int]:
             if not more:
                 break
             cone |= _predecessors(graph, more)
-    skip = {"Const", "Result"} if cf is not None else {"Const", "Result", "Parameter"}
+    # An Assign's value is the one it reads (OpenVINO gives its node no output to expose).
+    skip = {"Const", "Result", "Assign"} | ({"Parameter"} if cf is None else set())
     return [i for i in graph.topological_order()
             if i in cone and graph.layer(i).type not in skip]
 
@@ -353,14 +356,17 @@ class _Search:
         self.folder, self.say = folder, progress
         self.candidate_outputs = candidate_outputs
         self.report = Localization("irtool", "openvino", memory_budget=budget,
-                                   file=model.path)
+                                   file=model.path, model=model)
         self.exposed_runs = 0
 
     # each engine once over a set of values -----------------------------------------------
 
     def irtool_values(self, scopes: set[str], prefix: tuple[int, ...], wanted: set[Key] | None,
                       upto: int | None = None) -> _Recorder:
-        recorder = _Recorder(scopes, prefix, wanted, self.budget // 2, upto)
+        # A set of values asked for was planned to fit (or is one value alone, which is
+        # compared whatever its size): only a first run that keeps all it can is capped.
+        budget = self.budget // 2 if wanted is None else 1 << 62
+        recorder = _Recorder(scopes, prefix, wanted, budget, upto)
         started = time.perf_counter()
         _run_irtool(self.model, self.steps, self.step, recorder, self.max_iterations)
         self.report.runs.append({"engine": "irtool", "what": "traced",
@@ -488,18 +494,20 @@ class _Search:
 
     # the whole search ---------------------------------------------------------------------
 
-    def run(self, targets: Sequence[str]) -> Localization:
+    def run(self, targets: Sequence[str], variables: Sequence[str] = ()) -> Localization:
         started = time.perf_counter()
         try:
-            self._search(targets)
+            self._search(targets, variables)
         finally:
             self.report.seconds = time.perf_counter() - started
         return self.report
 
-    def _search(self, targets: Sequence[str]) -> None:
+    def _search(self, targets: Sequence[str], variables: Sequence[str]) -> None:
         model = self.model
         names = dict(zip(model.output_names(), model.outputs))
         seeds = {names[t].id for t in targets if t in names}
+        seeds |= {layer.id for layer in model.graph
+                  if layer.type == "Assign" and layer.attrs.get("variable_id") in variables}
         level = _Level(model.graph, "")
         hops: list[Hop] = []
         levels: list[Level] = []
@@ -671,7 +679,8 @@ def _info(rec: _Recorder, key: Key) -> TensorInfo | None:
         return None
 
 
-def localize(model: Model, steps: Sequence[Feed], targets: Sequence[str], *, step: int = 0,
+def localize(model: Model, steps: Sequence[Feed], targets: Sequence[str], *,
+             variables: Sequence[str] = (), step: int = 0,
              config: Mapping[str, str] | None = None, rtol: float | None = None,
              atol: float | None = None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
              timeout: float = 300.0, max_iterations: int | None = None,
@@ -681,7 +690,8 @@ def localize(model: Model, steps: Sequence[Feed], targets: Sequence[str], *, ste
     """Where OpenVINO parts from irtool's executor on ``model`` (read from its file: the
     finding names its line), for the session ``steps`` (one feed per step; the search
     looks at step ``step``, the first that disagrees), whose outputs ``targets`` (tensor
-    names) disagree. ``config``: OpenVINO's CPU properties as in the check that found the
+    names) and ``variables`` (ids: the values their Assign layers write) disagree.
+    ``config``: OpenVINO's CPU properties as in the check that found the
     disagreement (None: its exact modes). ``folder``: where the exposed copies are written
     (default: a temporary folder). See the module docstring for the search."""
     with _folder(folder) as where:
@@ -689,7 +699,7 @@ def localize(model: Model, steps: Sequence[Feed], targets: Sequence[str], *, ste
                          budget=memory_budget, timeout=timeout, max_iterations=max_iterations,
                          folder=where, candidate_outputs=candidate_outputs,
                          progress=progress or (lambda _m: None))
-        return search.run(targets)
+        return search.run(targets, variables)
 
 
 @contextlib.contextmanager
