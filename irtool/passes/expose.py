@@ -39,6 +39,7 @@ from ..ir.builder import GraphBuilder, Value
 from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo
 from .base import Pass, PassResult
 from .fp16 import copy_model
+from .prune import prune_graph
 
 PROBE_PREFIX = "irtool_probe_"
 """The name of each added Result: the prefix and the value's position in the probes."""
@@ -223,3 +224,32 @@ def _cut(outer: Graph, layer: Layer, count: int) -> None:
     const = GraphBuilder(outer).const(value, trip.precision, name=f"{layer.name}/trip_cut")
     outer.disconnect_input(layer.id, trip.id)
     outer.connect(const.layer, const.port, layer.id, trip.id)
+
+
+@dataclass
+class KeepPrefix(Pass[Model]):
+    """A copy of the model that computes only ``layers`` (ids in the top graph, with the
+    Parameters and Consts they read): every other layer and every Result goes, and each
+    value of those layers that one of them read becomes an output (Results named
+    ``PROBE_PREFIX`` and a number). With ``layers`` a prefix of the topological order, an
+    engine that fails on the model can be asked from which layer on it fails."""
+
+    layers: frozenset[int]
+
+    in_place = False
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        out = copy_model(model)
+        graph = out.graph
+        keep = set(self.layers)
+        kept = keep | {layer.id for layer in graph if layer.type in ("Parameter", "Const")}
+        exposed = sorted({(e.from_layer, e.from_port) for e in graph.edges()
+                          if e.from_layer in keep and e.to_layer not in kept})
+        for layer in graph.layers:
+            if layer.id not in kept:
+                graph.remove_layer(layer.id)
+        builder = GraphBuilder(graph)
+        for k, (layer_id, port) in enumerate(exposed):
+            builder.result(_value(graph, Probe(layer_id, port)), name=f"{PROBE_PREFIX}{k}")
+        prune_graph(graph)
+        return PassResult(out, len(exposed))

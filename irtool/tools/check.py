@@ -273,7 +273,8 @@ def _localize(xml: Path, feed: Mapping[str, np.ndarray], outcomes: list[EngineRe
     say("localizing")
     return find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
                 memory_budget=DEFAULT_MEMORY_BUDGET if budget is None else budget,
-                timeout=timeout, max_iterations=max_iterations, progress=say)
+                timeout=timeout, max_iterations=max_iterations, progress=say,
+                candidate_outputs=ov.outputs)
 
 
 # How each optimisation's count reads: (verb, thing, things).

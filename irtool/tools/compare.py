@@ -69,6 +69,8 @@ class Comparison:
     """The index of the first NaN or infinity of ``actual`` (floats)."""
     ref_first_nonfinite: tuple[int, ...] | None = None
     """The same of the reference."""
+    at_first: tuple[Any, Any] | None = None
+    """``(actual, reference)`` at ``first_mismatch`` (numbers as Python numbers)."""
 
     @property
     def ok(self) -> bool:
@@ -104,6 +106,9 @@ class Comparison:
             value = data[key]
             if value is not None and not np.isfinite(value):
                 data[key] = str(value)  # JSON has no inf/nan
+        if data["at_first"] is not None:
+            data["at_first"] = [v if not isinstance(v, float) or np.isfinite(v) else str(v)
+                                for v in data["at_first"]]
         return data
 
 
@@ -194,6 +199,7 @@ def _compare_exact(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
     row.mismatched = int(np.count_nonzero(act != ref))
     if row.mismatched:
         row.first_mismatch = _first(act != ref)
+        _values_at(row, act, ref)
     row.max_abs = float(diff.max()) if diff.size else 0.0
     if ref.dtype != np.bool_ and ref.size:
         scale = np.abs(ref.astype(np.float64))
@@ -208,6 +214,12 @@ def _first(mask: np.ndarray) -> tuple[int, ...] | None:
     if not mask.size or not mask.flat[flat]:
         return None
     return tuple(int(i) for i in np.unravel_index(flat, mask.shape))
+
+
+def _values_at(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
+    index = row.first_mismatch
+    if index is not None:
+        row.at_first = (act[index].item(), ref[index].item())
 
 
 def bad_elements(actual: np.ndarray, reference: np.ndarray, rtol: float | None = None,
@@ -251,6 +263,7 @@ def _compare_float(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
     row.mismatched = int(np.count_nonzero(m.bad))
     if row.mismatched:
         row.first_mismatch = _first(m.bad)
+        _values_at(row, act, ref)
     if not both_finite.all():
         row.first_nonfinite = _first(~np.isfinite(act))
         row.ref_first_nonfinite = _first(~np.isfinite(ref))

@@ -34,7 +34,7 @@ from ..ir import Model, write_model
 from .check import DEFAULT_TIMEOUT_S, BackendReport, CheckReport, _dtype, _ir_dir
 from .compare import Comparison, compare, compare_outputs
 from .inputs import CheckInputError, make_ir_inputs
-from .localize import DEFAULT_MEMORY_BUDGET, localize
+from .localize import DEFAULT_MEMORY_BUDGET, localize, localize_failure
 
 log = logging.getLogger("irtool")
 
@@ -231,7 +231,13 @@ def check_ir(model_or_path: Model | str | os.PathLike[str],
                     model, steps, parting.outputs, variables=parting.variables,
                     step=parting.step, config=openvino_config, rtol=rtol, atol=atol,
                     memory_budget=memory_budget, timeout=timeout,
-                    max_iterations=max_iterations, progress=say)
+                    max_iterations=max_iterations, progress=say,
+                    candidate_outputs=pair.steps("openvino")[parting.step])
+        elif localize_parting and pair.irtool.ok and not pair.openvino.ok:
+            say("localizing OpenVINO's failure")
+            report.localization = localize_failure(model, steps, pair.openvino.error or "",
+                                                   config=openvino_config, timeout=timeout,
+                                                   progress=say)
         elif localize_parting and saved is not None and not report.ok \
                 and pair.irtool.ok and pair.openvino.ok:
             report.notes.append("irtool and OpenVINO agree with each other, not with the "

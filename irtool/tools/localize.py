@@ -48,7 +48,7 @@ from ..engines.openvino import OpenVINOSessionEngine
 from ..ir import write_model
 from ..ir.graph import Graph, Layer, Model, TensorInfo
 from ..ir.types import from_numpy
-from ..passes.expose import ExposeValues, Level, Probe
+from ..passes.expose import ExposeValues, KeepPrefix, Level, Probe
 from ..runtime.session import CompiledModel
 from ..runtime.trace import Tracer, ValueKey
 from .compare import Comparison, bad_elements, compare
@@ -100,7 +100,9 @@ class Finding:
     onnx_node: str | None = None
     kind: str = "layer"
     """``layer``: its outputs disagree while its inputs agree; ``loop``: a loop passes a
-    body Parameter a value that disagrees while everything it is made of agrees."""
+    body Parameter a value that disagrees while everything it is made of agrees, or runs
+    another number of iterations; ``branch``: an If takes another branch; ``failure``:
+    OpenVINO fails from this layer on (``localize_failure``)."""
     note: str = ""
     inputs: int = 0  # how many inputs the layer reads (all agree)
 
@@ -160,13 +162,13 @@ class Localization:
                 lines.append(f"  from ONNX node {f.onnx_node}")
             for hop in f.hops:
                 lines.append(f"  inside {hop.describe()}")
-            if f.kind == "loop":
+            if f.kind in ("loop", "branch", "failure", "hidden"):
                 lines.append(f"  {f.note}")
-            else:
+            elif f.outputs:
                 lines.append(f"  its {f.inputs} input(s) agree; its output(s):")
             for row in f.outputs:
                 lines.append(f"    {describe_row(row, self.reference, self.candidate)}")
-            if f.note and f.kind != "loop":
+            if f.note and f.kind == "layer":
                 lines.append(f"  note: {f.note}")
         runs = ", ".join(f"{r['engine']} {r['what']} ({r['values']} values, "
                          f"{r['seconds']:.2f} s)" for r in self.runs)
@@ -186,7 +188,13 @@ def describe_row(row: Comparison, reference: str, candidate: str) -> str:
         if row.max_rel is not None and np.isfinite(row.max_rel):
             text += f", max rel err {row.max_rel:.3g}"
         if row.first_mismatch is not None:
-            text += f", first at {list(row.first_mismatch)}"
+            text += f", first at {list(row.first_mismatch)}" if row.first_mismatch else \
+                ", first"
+            if row.at_first is not None:
+                text += f" ({candidate} {row.at_first[0]:.7g}, {reference} " \
+                        f"{row.at_first[1]:.7g})" if all(
+                            isinstance(v, (int, float)) for v in row.at_first) else \
+                        f" ({candidate} {row.at_first[0]!r}, {reference} {row.at_first[1]!r})"
         for side, at in ((candidate, row.first_nonfinite), (reference, row.ref_first_nonfinite)):
             if at is not None:
                 text += f"; {side}: first NaN/inf at {list(at)}"
@@ -342,6 +350,12 @@ class _Parting:
     rec: _Recorder
     keys: list[Key]  # what OpenVINO exposed, in order
     ov: dict[int, np.ndarray]  # its values, by position in ``keys``
+    kind: str = "value"
+    """``value``: ``layer``'s output disagrees; ``count``: inside a loop every value agrees
+    over the iterations both engines ran, and they ran ``counts`` (irtool's, OpenVINO's)
+    iterations; ``branch``: OpenVINO takes the other branch of an If; ``hidden``: exposing
+    ``layer``'s value makes OpenVINO compute like irtool."""
+    counts: tuple[int, int] | None = None
 
 
 class _Search:
@@ -358,6 +372,8 @@ class _Search:
         self.report = Localization("irtool", "openvino", memory_budget=budget,
                                    file=model.path, model=model)
         self.exposed_runs = 0
+        self.hidden = False  # exposing values changed OpenVINO's disagreeing outputs
+        self.targets: Sequence[str] = ()
 
     # each engine once over a set of values -----------------------------------------------
 
@@ -434,25 +450,37 @@ class _Search:
             lv = list(levels)
             if upto is not None:
                 lv[-1] = Level(lv[-1].layer, lv[-1].body, None, upto)
-            ov, _, _ = self.openvino_values(lv, probes)
-            found = self._compare_level(level, usable, rec, ov, position)
-            if found is not None and (best is None or found < (best.iteration or 0,
-                                                              best.position)):
+            ov, _, outputs = self.openvino_values(lv, probes)
+            self.hidden = self.hidden or self._hides(outputs, self.targets)
+            if level.cf is not None and level.cf.type == "If" and ov and all(
+                    np.size(v) == 0 for v in ov.values()) and any(
+                    rec.sizes.get(k, 0) for k in usable):
+                # Every value OpenVINO gives is the other branch's empty stand-in.
+                return _Parting(-1, None, -1, rec, usable, ov, kind="branch")
+            found, counts = self._compare_level(level, usable, rec, ov, position)
+            if counts is not None and found is None and best is None:
+                best = _Parting(-1, None, -1, rec, usable, ov, kind="count", counts=counts)
+            if found is not None and (best is None or best.kind != "value"
+                                      or found < (best.iteration or 0, best.position)):
                 best = _Parting(keys[found[1]][0], found[0] if level.iterates else None,
                                 found[1], rec, usable, ov)
             pending = [k for k in pending if k not in usable]
-            if best is not None:
+            if best is not None and best.kind == "value":
                 if not level.iterates or not best.iteration:
                     break
                 upto = best.iteration
+        if best is None and level.iterates and not any(rec.values.get(k) for k in keys):
+            best = _Parting(-1, None, -1, rec, [], {}, kind="count", counts=(0, 0))
         return best
 
     def _compare_level(self, level: _Level, keys: list[Key], rec: _Recorder,
                        ov: dict[int, np.ndarray], position: dict[Key, int]
-                       ) -> tuple[int, int] | None:
+                       ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         """The earliest ``(iteration, position)`` at which a value of ``keys`` disagrees
-        (iteration 0 outside loops)."""
+        (iteration 0 outside loops), and inside a loop ``(irtool's, OpenVINO's)`` iteration
+        counts when they differ (the values compared over the iterations both ran)."""
         best: tuple[int, int] | None = None
+        counts: tuple[int, int] | None = None
         depth = len(rec.prefix)
         for n, key in enumerate(keys):
             if n not in ov:
@@ -464,27 +492,25 @@ class _Search:
                 at = 0 if bad else None
             else:
                 at = self._first_bad_iteration(theirs, ours, depth)
+                ran = (len(ours), int(np.shape(theirs)[0]) if np.ndim(theirs) else 0)
+                if ran[0] != ran[1]:
+                    counts = ran
             if at is not None and (best is None or (at, position[key]) < best):
                 best = (at, position[key])
-        return best
+        return best, counts
 
     def _first_bad_iteration(self, theirs: np.ndarray, ours: list[tuple[tuple[int, ...], Any]],
                              depth: int) -> int | None:
+        """The first iteration both engines ran in which the value disagrees."""
         count = min(len(ours), int(np.shape(theirs)[0]) if np.ndim(theirs) else 0)
-        if count < len(ours) or count < (np.shape(theirs)[0] if np.ndim(theirs) else 0):
-            limit: int | None = ours[count][0][depth] if count < len(ours) else count
-        else:
-            limit = None
-        if count:
-            stacked = np.stack([np.asarray(v) for _, v in ours[:count]])
-            mask = bad_elements(np.asarray(theirs)[:count], stacked, self.rtol, self.atol)
-            if mask is None:
-                return ours[0][0][depth]
-            rows = mask.reshape(count, -1).any(axis=1) if mask.size else \
-                np.zeros(count, bool)
-            if rows.any():
-                return ours[int(np.argmax(rows))][0][depth]
-        return limit  # one engine ran more iterations than the other
+        if not count:
+            return None
+        stacked = np.stack([np.asarray(v) for _, v in ours[:count]])
+        mask = bad_elements(np.asarray(theirs)[:count], stacked, self.rtol, self.atol)
+        if mask is None:
+            return ours[0][0][depth]
+        rows = mask.reshape(count, -1).any(axis=1) if mask.size else np.zeros(count, bool)
+        return ours[int(np.argmax(rows))][0][depth] if rows.any() else None
 
     def describe_key(self, graph: Graph, key: Key) -> str:
         layer = graph.layer(key[0])
@@ -504,6 +530,7 @@ class _Search:
 
     def _search(self, targets: Sequence[str], variables: Sequence[str]) -> None:
         model = self.model
+        self.targets = targets
         names = dict(zip(model.output_names(), model.outputs))
         seeds = {names[t].id for t in targets if t in names}
         seeds |= {layer.id for layer in model.graph
@@ -517,8 +544,24 @@ class _Search:
             order = _cone(level, wanted)
             self.say(f"localizing: {len(order)} layer(s) in {level.scope or 'the main graph'}")
             found = self.first_parting(level, order, prefix, levels)
+            if found is None and level.hop is None and self.hidden:
+                found = self._expose_less(level, order, targets)
+                if found is not None and found.kind == "hidden":
+                    layer = level.graph.layer(found.layer)
+                    finding = self._finding(level, hops, layer, [])
+                    finding.kind = "hidden"
+                    finding.note = (
+                        "OpenVINO computes the model's outputs as irtool does when this "
+                        "layer's value is an output too, and parts from irtool when only the "
+                        "layers before it are: a rewrite of its graph from this layer on "
+                        "(every value before it agrees)")
+                    self.report.finding = finding
+                    return
             if found is None:
                 self._nothing(level, hops)
+                return
+            if found.kind != "value":
+                self._control_finding(level, hops, found)
                 return
             layer_id, iteration = found.layer, found.iteration
             if level.iterates:
@@ -618,6 +661,81 @@ class _Search:
                                 iteration, hop.line))
         self.report.finding = finding
 
+    def _hides(self, outputs: Mapping[str, np.ndarray], targets: Sequence[str]) -> bool:
+        """Did exposing values change what OpenVINO gives for the disagreeing ``targets``
+        (``outputs``: the exposed copy's, by Result name)?"""
+        if self.candidate_outputs is None:
+            return False
+        results = dict(zip(self.model.output_names(), self.model.outputs))
+        for name in targets:
+            result = results.get(name)
+            if result is None or result.name not in outputs or \
+                    name not in self.candidate_outputs:
+                continue
+            if not compare(name, outputs[result.name], self.candidate_outputs[name],
+                           rtol=self.rtol, atol=self.atol).ok:
+                return True
+        return False
+
+    def _expose_less(self, level: _Level, order: list[int], targets: Sequence[str]
+                     ) -> _Parting | None:
+        """Exposing every value made OpenVINO compute like irtool: expose the values of the
+        first ``k`` layers only, the largest ``k`` (by bisection) that leaves OpenVINO's
+        outputs as they were. A value that disagrees there is a finding as usual; else the
+        layer ``k + 1``, whose exposure changes OpenVINO, is named (kind ``hidden``)."""
+        rec = self.irtool_values({level.scope}, (), None)
+        if rec.full:
+            return None
+        keys_of = {i: [(i, p.id) for p in level.graph.layer(i).outputs] for i in order}
+        position = {k: n for n, k in enumerate(k for i in order for k in keys_of[i])}
+        runs: dict[int, tuple[list[Key], dict[int, np.ndarray]] | None] = {}
+
+        def run(count: int) -> tuple[list[Key], dict[int, np.ndarray]] | None:
+            """The values of the first ``count`` layers, None when exposing them changes
+            OpenVINO's outputs."""
+            if count not in runs:
+                keys = [k for i in order[:count] for k in keys_of[i] if k in rec.values]
+                ov, _, outputs = self.openvino_values(
+                    [], [Probe(k[0], k[1], _info(rec, k)) for k in keys])
+                runs[count] = None if self._hides(outputs, targets) else (keys, ov)
+            return runs[count]
+
+        lo, hi = 0, len(order)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if run(mid) is not None:
+                lo = mid
+            else:
+                hi = mid
+        got = run(lo) if lo else None
+        if got is not None:
+            found, _ = self._compare_level(level, got[0], rec, got[1], position)
+            if found is not None:
+                key = got[0][[position[k] for k in got[0]].index(found[1])]
+                return _Parting(key[0], None, found[1], rec, got[0], got[1])
+        return _Parting(order[hi - 1], None, -1, rec, [], {}, kind="hidden")
+
+    def _control_finding(self, level: _Level, hops: list[Hop], found: _Parting) -> None:
+        """The Loop or If around this level departs by itself: iterations or branch."""
+        cf, hop = level.cf, level.hop
+        assert cf is not None and hop is not None
+        finding = self._finding(_Level(level.graph, hop.scope), hops[:-1], cf, [])
+        finding.kind = "loop" if found.kind == "count" else "branch"
+        if found.kind == "branch":
+            other = "then" if hop.body == "else_body" else "else"
+            finding.note = (f"irtool takes the {hop.body.removesuffix('_body')} branch and "
+                            f"OpenVINO the {other} branch, though the condition they read "
+                            "agrees")
+        elif found.counts == (0, 0):
+            finding.note = ("the loop runs no iteration; the outputs it gives for no "
+                            "iteration disagree, though its inputs agree")
+        else:
+            ours, theirs = found.counts  # type: ignore[misc]
+            finding.note = (f"irtool runs {ours} iteration(s), OpenVINO {theirs}; every "
+                            "value inside agrees over the iterations both run, and the "
+                            "loop's inputs (trip count, condition) agree")
+        self.report.finding = finding
+
     def _nothing(self, level: _Level, hops: list[Hop]) -> None:
         if level.hop is None:
             self.report.reason = ("every value on the way to the disagreeing outputs agrees "
@@ -702,6 +820,56 @@ def localize(model: Model, steps: Sequence[Feed], targets: Sequence[str], *,
         return search.run(targets, variables)
 
 
+def localize_failure(model: Model, steps: Sequence[Feed], error: str, *,
+                     config: Mapping[str, str] | None = None, timeout: float = 300.0,
+                     folder: str | Path | None = None, progress: Progress | None = None
+                     ) -> Localization:
+    """OpenVINO fails on ``model`` (``error``: how; a crash, a refusal): the layer of the top
+    graph from which on it fails, found by bisection over prefixes of the topological
+    order (``passes.expose.KeepPrefix``): the model cut after layer ``k``, every value it
+    computes that the rest reads an output. About log2(layers) runs of OpenVINO."""
+    say = progress or (lambda _m: None)
+    report = Localization("irtool", "openvino", file=model.path, model=model)
+    started = time.perf_counter()
+    order = [i for i in model.graph.topological_order()
+             if model.graph.layer(i).type not in ("Parameter", "Const", "Result")]
+    reasons: dict[int, str | None] = {len(order): error, 0: None}
+    with _folder(folder) as where:
+
+        def failure(k: int) -> str | None:
+            if k not in reasons:
+                cut = KeepPrefix(frozenset(order[:k]))(model).target
+                xml = where / f"prefix{k}.xml"
+                write_model(cut, xml)
+                begun = time.perf_counter()
+                outcome = Isolated(OpenVINOSessionEngine(xml, config=config), timeout,
+                                   label="OpenVINO").try_run(flatten_steps(steps))
+                report.runs.append({"engine": "openvino", "what": f"first {k} layer(s)",
+                                    "values": 0,
+                                    "seconds": round(time.perf_counter() - begun, 3)})
+                reasons[k] = outcome.error
+            return reasons[k]
+
+        lo, hi = 0, len(order)
+        say(f"localizing a failure: {len(order)} layer(s)")
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if failure(mid) is not None:
+                hi = mid
+            else:
+                lo = mid
+    report.seconds = time.perf_counter() - started
+    if not order or (hi == len(order) and failure(hi) is None):
+        report.reason = "no prefix of the model makes OpenVINO fail"
+        return report
+    layer = model.graph.layer(order[hi - 1])
+    report.finding = Finding("", layer.id, layer.name, layer.type, layer.version, layer.line,
+                             [], [], kind="failure", inputs=len(layer.inputs),
+                             note=f"OpenVINO runs the model cut before this layer and fails "
+                                  f"on it cut after: {reasons[hi]}")
+    return report
+
+
 @contextlib.contextmanager
 def _folder(folder: str | Path | None) -> Iterator[Path]:
     if folder is not None:
@@ -712,4 +880,4 @@ def _folder(folder: str | Path | None) -> Iterator[Path]:
 
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "Finding", "Hop", "Localization", "describe_row",
-           "localize", "parse_size"]
+           "localize", "localize_failure", "parse_size"]
