@@ -216,9 +216,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                 outcome.error = _openvino_reason(ir_model, outcome.error)
             outcomes.append(outcome)
         ir_path = str(xml) if keep_dir is not None else None
-        localization = _localize(xml, ir_feed, outcomes, rtol, atol, openvino_config,
-                                 memory_budget, timeout, max_iterations, say) \
-            if localize else None
+        localization = _localize(xml, proto, feed, ir_feed, outcomes, rtol, atol,
+                                 openvino_config, memory_budget, timeout, max_iterations,
+                                 say) if localize else None
 
     outputs = [o.name for o in proto.graph.output]
     # onnxruntime is the reference; when it refuses the model, OpenVINO (independent of
@@ -252,16 +252,26 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     return report
 
 
-def _localize(xml: Path, feed: Mapping[str, np.ndarray], outcomes: list[EngineResult],
+def _localize(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],
+              feed: Mapping[str, np.ndarray], outcomes: list[EngineResult],
               rtol: float | None, atol: float | None, config: Mapping[str, str] | None,
               budget: int | None, timeout: float, max_iterations: int | None,
               say: Progress) -> Localization | None:
-    """Where OpenVINO parts from irtool on the converted IR, when they disagree."""
+    """Where irtool parts from onnxruntime (``onnx_localize``), when they disagree; else
+    where OpenVINO parts from irtool on the converted IR (``localize``)."""
     from ..ir import read_model
     from .localize import DEFAULT_MEMORY_BUDGET
     from .localize import localize as find
 
-    _, irt, ov = outcomes
+    ort, irt, ov = outcomes
+    budget = DEFAULT_MEMORY_BUDGET if budget is None else budget
+    if ort.ok and irt.ok:
+        rows = compare_outputs([o.name for o in proto.graph.output], irt.outputs or {},
+                               ort.outputs or {}, rtol=rtol, atol=atol)
+        targets = [r.output for r in rows if not r.ok and r.verdict != "extra"]
+        if targets:
+            return _localize_onnx(xml, proto, onnx_feed, feed, ort.outputs or {}, targets,
+                                  rtol, atol, budget, timeout, max_iterations, say)
     if not (irt.ok and ov.ok):
         return None
     model = read_model(xml)
@@ -272,9 +282,42 @@ def _localize(xml: Path, feed: Mapping[str, np.ndarray], outcomes: list[EngineRe
         return None
     say("localizing")
     return find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
-                memory_budget=DEFAULT_MEMORY_BUDGET if budget is None else budget,
-                timeout=timeout, max_iterations=max_iterations, progress=say,
-                candidate_outputs=ov.outputs)
+                memory_budget=budget, timeout=timeout, max_iterations=max_iterations,
+                progress=say, candidate_outputs=ov.outputs)
+
+
+def _localize_onnx(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],
+                   feed: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+                   targets: list[str], rtol: float | None, atol: float | None, budget: int,
+                   timeout: float, max_iterations: int | None, say: Progress
+                   ) -> Localization:
+    """irtool against onnxruntime, on the IR converted without optimisations (values one
+    to one with the ONNX nodes); when that IR agrees, an optimisation is the cause."""
+    from ..frontends.onnx import convert_model
+    from ..ir import read_model
+    from .localize import Localization
+    from .onnx_localize import localize_onnx
+
+    say("localizing")
+    plain = xml.with_name(xml.stem + ".unoptimized.xml")
+    write_model(convert_model(proto, optimize=False), plain)
+    ir = read_model(plain)
+    ours = IrtoolEngine(ir, max_iterations=max_iterations, optimize=False).try_run(feed)
+    if ours.ok and all(r.ok for r in compare_outputs(targets, ours.outputs or {}, expected,
+                                                     rtol=rtol, atol=atol)
+                       if r.verdict != "extra"):
+        report = Localization("onnxruntime", "irtool", file=str(plain), model=ir,
+                              memory_budget=budget)
+        report.reason = ("without optimisations (converter and runtime) irtool agrees with "
+                         "onnxruntime: an optimising pass causes the difference "
+                         "(check --no-optimize shows it)")
+        return report
+    found = localize_onnx(proto, ir, onnx_feed, feed, targets, rtol=rtol, atol=atol,
+                         memory_budget=budget, timeout=timeout,
+                         max_iterations=max_iterations, progress=say)
+    found.notes.append("irtool ran the IR converted without optimisations, so that its "
+                       "values map one to one onto the ONNX nodes")
+    return found
 
 
 # How each optimisation's count reads: (verb, thing, things).

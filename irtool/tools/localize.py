@@ -283,7 +283,7 @@ def _cone(level: _Level, targets: set[int]) -> list[int]:
 # -- irtool's values ----------------------------------------------------------------------
 
 
-class _Recorder(Tracer):
+class Recorder(Tracer):
     """Keeps the traced values of one level (its ``scopes``, at the iterations ``prefix`` of
     the loops around it; inside a loop, those before ``upto``): at most ``budget`` bytes of
     those ``wanted`` (None: all), and the size and shape of every one."""
@@ -327,7 +327,7 @@ class _Recorder(Tracer):
         self.values.setdefault(k, []).append((its, value))
 
 
-def _run_irtool(model: Model, steps: Sequence[Feed], step: int, recorder: _Recorder,
+def run_traced(model: Model, steps: Sequence[Feed], step: int, recorder: Recorder,
                 max_iterations: int | None) -> None:
     """Steps ``0..step`` in one traced session; the recorder listens at ``step`` only."""
     session = CompiledModel(model, max_iterations=max_iterations, check=False,
@@ -347,7 +347,7 @@ class _Parting:
     layer: int
     iteration: int | None
     position: int
-    rec: _Recorder
+    rec: Recorder
     keys: list[Key]  # what OpenVINO exposed, in order
     ov: dict[int, np.ndarray]  # its values, by position in ``keys``
     kind: str = "value"
@@ -378,13 +378,13 @@ class _Search:
     # each engine once over a set of values -----------------------------------------------
 
     def irtool_values(self, scopes: set[str], prefix: tuple[int, ...], wanted: set[Key] | None,
-                      upto: int | None = None) -> _Recorder:
+                      upto: int | None = None) -> Recorder:
         # A set of values asked for was planned to fit (or is one value alone, which is
         # compared whatever its size): only a first run that keeps all it can is capped.
         budget = self.budget // 2 if wanted is None else 1 << 62
-        recorder = _Recorder(scopes, prefix, wanted, budget, upto)
+        recorder = Recorder(scopes, prefix, wanted, budget, upto)
         started = time.perf_counter()
-        _run_irtool(self.model, self.steps, self.step, recorder, self.max_iterations)
+        run_traced(self.model, self.steps, self.step, recorder, self.max_iterations)
         self.report.runs.append({"engine": "irtool", "what": "traced",
                                  "values": len(recorder.values),
                                  "seconds": round(time.perf_counter() - started, 3)})
@@ -437,11 +437,11 @@ class _Search:
         best: _Parting | None = None
         upto: int | None = None
         while pending:
-            usable = [k for k in pending if _complete(rec, k)]
+            usable = [k for k in pending if complete(rec, k)]
             if not usable:
-                rec = self.irtool_values(scopes, prefix, set(_fitting(pending, rec.sizes, half)),
+                rec = self.irtool_values(scopes, prefix, set(fitting(pending, rec.sizes, half)),
                                          upto)
-                usable = [k for k in pending if _complete(rec, k)]
+                usable = [k for k in pending if complete(rec, k)]
                 if not usable:
                     break
             if len(usable) < len(pending):
@@ -473,7 +473,7 @@ class _Search:
             best = _Parting(-1, None, -1, rec, [], {}, kind="count", counts=(0, 0))
         return best
 
-    def _compare_level(self, level: _Level, keys: list[Key], rec: _Recorder,
+    def _compare_level(self, level: _Level, keys: list[Key], rec: Recorder,
                        ov: dict[int, np.ndarray], position: dict[Key, int]
                        ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         """The earliest ``(iteration, position)`` at which a value of ``keys`` disagrees
@@ -768,13 +768,13 @@ def _parameter_role(layer: Layer, param: int) -> str:
     return "input"
 
 
-def _complete(rec: _Recorder, key: Key) -> bool:
+def complete(rec: Recorder, key: Key) -> bool:
     """Did ``rec`` keep every value of ``key``?"""
     return key in rec.values and rec.sizes.get(key, 0) == sum(
         int(getattr(v, "nbytes", 0)) for _, v in rec.values[key])
 
 
-def _fitting(keys: Sequence[Key], sizes: Mapping[Key, int], budget: int) -> list[Key]:
+def fitting(keys: Sequence[Key], sizes: Mapping[Key, int], budget: int) -> list[Key]:
     """The first of ``keys`` whose sizes add up to at most ``budget`` (at least one)."""
     out, total = [], 0
     for k in keys:
@@ -786,7 +786,7 @@ def _fitting(keys: Sequence[Key], sizes: Mapping[Key, int], budget: int) -> list
     return out
 
 
-def _info(rec: _Recorder, key: Key) -> TensorInfo | None:
+def _info(rec: Recorder, key: Key) -> TensorInfo | None:
     shape = rec.shapes.get(key)
     dtype = rec.types.get(key)
     if shape is None or dtype is None or dtype.kind in "OUS":

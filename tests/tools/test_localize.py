@@ -266,3 +266,46 @@ def test_png_without_localize_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as err:
         main(["check", str(saved(tmp_path, model)), "--png", str(tmp_path / "x.png")])
     assert err.value.code == 2
+
+
+def test_irtool_against_onnxruntime_inside_an_onnx_loop() -> None:
+    """On an ONNX model, where irtool parts from onnxruntime: the ONNX node (by the tensor
+    names the converter keeps) and its IR layer, at the iteration planted."""
+    from tools.test_check import counting_loop_model
+
+    from irtool.opset.elementwise import Multiply
+
+    model = counting_loop_model()  # x_out = x + 0 + 1 + ... + i; sq = x_out * x_out
+    feed = {"M": np.array(4), "x": np.arange(6, dtype=F32).reshape(2, 3)}
+    assert irtool.check(model, feed).ok
+    at_2 = feed["x"] + F32(0 + 1 + 2)  # what Mul reads in iteration 2
+    with wrong_kernel(Multiply, lambda inputs: np.array_equal(inputs[0], at_2)):
+        report = irtool.check(model, feed, localize=True)
+    loc = report.localization
+    assert (loc.reference, loc.candidate) == ("onnxruntime", "irtool")
+    found = loc.finding
+    assert (found.type, found.onnx_node, found.iterations) == ("Multiply", "Mul(sq)", (2,))
+    assert [h.type for h in found.hops] == ["Loop"]
+    row, = found.outputs
+    assert row.output == "sq" and row.at_first == (10.0, 9.0)  # (0 + 3)**2 + 1, (0 + 3)**2
+
+
+def test_an_optimisation_that_causes_the_difference_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong direct numpy call (what irtool's optimised runs use for Mul) parts irtool
+    from onnxruntime; without optimisations irtool agrees, and the report says so."""
+    from tools.test_check import counting_loop_model
+
+    from irtool.opset.base import NumpyCall
+    from irtool.opset.elementwise import Multiply
+
+    def wrong(self: Multiply) -> NumpyCall:
+        return NumpyCall(np.subtract, 2, False)
+
+    monkeypatch.setattr(Multiply, "numpy_call", wrong)
+    model = counting_loop_model()
+    feed = {"M": np.array(3), "x": np.arange(6, dtype=F32).reshape(2, 3)}
+    report = irtool.check(model, feed, localize=True)
+    assert not report.ok
+    loc = report.localization
+    assert loc.finding is None and "without optimisations" in loc.reason
