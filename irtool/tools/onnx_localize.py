@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core.scopes import body_scope
 from ..engines.isolate import Isolated
-from ..frontends.onnx.protos import node_label
 from ..engines.onnxruntime import OnnxRuntimeEngine
+from ..frontends.onnx.protos import node_label
 from ..ir.graph import Graph, Layer, Model
 from .compare import Comparison, bad_elements, compare
 from .localize import (
