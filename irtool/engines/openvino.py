@@ -112,7 +112,7 @@ def run_ir_steps(model_or_path: Model | PathLike,
             if not xml.is_file():
                 raise BackendError("no such IR file", file=str(xml))
             model = None  # OpenVINO also reads files irtool does not (ONNX); it names those
-            if xml.suffix.lower() == ".xml":
+            if xml.suffix.lower() == ".xml" and not by_result:
                 with contextlib.suppress(IRToolError):
                     model = read_model(xml)
         where = str(xml) if not isinstance(model_or_path, Model) else None

@@ -73,25 +73,51 @@ class Probe:
 class ExposeValues(Pass[Model]):
     """A copy of the model with the ``probes`` (values of the graph ``levels`` lead to) as
     extra outputs, their Results named ``PROBE_PREFIX`` and their position
-    (``result_names``); ``unwrap`` turns what an engine gives for one back into values
-    by iteration."""
+    (``result_names``); ``select`` and ``unwrap`` turn what an engine gives for one back
+    into values by iteration. ``also``: more groups of ``(levels, probes)``, exposed in the
+    same copy, numbered after these (``result_names`` of group ``k``: ``names(k)``)."""
 
     levels: Sequence[Level]
     probes: Sequence[Probe]
-    kinds: list[str] = field(default_factory=list)  # the type of each level's layer
+    also: Sequence[tuple[Sequence[Level], Sequence[Probe]]] = ()
+    copy: bool = True
+    """False: change the model given instead of a copy (a caller that has just read it
+    from its file: a copy of a large model costs several times the read)."""
+    kinds: list[list[str]] = field(default_factory=list)  # the type of each level's layer
 
     in_place = False
 
     @property
+    def groups(self) -> list[tuple[Sequence[Level], Sequence[Probe]]]:
+        return [(self.levels, self.probes), *self.also]
+
+    def names(self, group: int = 0) -> list[str]:
+        """The Result names of group ``group``'s probes, in order."""
+        start = sum(len(p) for _, p in self.groups[:group])
+        return [f"{PROBE_PREFIX}{start + k}" for k in range(len(self.groups[group][1]))]
+
+    @property
     def result_names(self) -> list[str]:
-        return [f"{PROBE_PREFIX}{k}" for k in range(len(self.probes))]
+        return self.names(0)
 
     def apply(self, model: Model) -> PassResult[Model]:
-        out = copy_model(model)
+        out = copy_model(model) if self.copy else model
+        top = GraphBuilder(out.graph)
+        self.kinds = []
+        count = 0
+        for number, (levels, probes) in enumerate(self.groups):
+            values = self._group(out, levels, probes)
+            for name, value in zip(self.names(number), values):
+                top.result(value, name=name)
+            count += len(values)
+        return PassResult(out, count)
+
+    def _group(self, out: Model, levels: Sequence[Level], probes: Sequence[Probe]
+               ) -> list[Value]:
         graphs: list[Graph] = [out.graph]
         layers: list[Layer] = []
-        self.kinds = []
-        for level in self.levels:
+        kinds = []
+        for level in levels:
             graph = graphs[-1]
             if level.layer not in graph:
                 raise ValueError(f"no layer {level.layer} on the way to the values")
@@ -99,23 +125,20 @@ class ExposeValues(Pass[Model]):
             if level.body not in layer.bodies:
                 raise ValueError(f"layer {layer.id} ({layer.type}) has no {level.body}")
             layers.append(layer)
-            self.kinds.append(layer.type)
+            kinds.append(layer.type)
             graphs.append(layer.bodies[level.body])
-        inner = graphs[-1]
-        values = [_value(inner, p) for p in self.probes]
-        for depth in reversed(range(len(self.levels))):
-            values = _through(graphs[depth], layers[depth], self.levels[depth], values,
+        self.kinds.append(kinds)
+        values = [_value(graphs[-1], p) for p in probes]
+        for depth in reversed(range(len(levels))):
+            values = _through(graphs[depth], layers[depth], levels[depth], values,
                               cut=depth == 0)
-        top = GraphBuilder(out.graph)
-        for name, value in zip(self.result_names, values):
-            top.result(value, name=name)
-        return PassResult(out, len(values))
+        return values
 
-    def select(self, value: np.ndarray) -> np.ndarray:
+    def select(self, value: np.ndarray, group: int = 0) -> np.ndarray:
         """What an engine gives for one exposed output, with one leading axis per level of
         every iteration (outermost first) and the fixed iterations taken."""
         index: list[int | slice] = []
-        for depth, (level, kind) in enumerate(zip(self.levels, self._kinds())):
+        for depth, (level, kind) in enumerate(zip(self.groups[group][0], self._kinds(group))):
             if kind == "If":
                 continue
             if level.iteration is None:
@@ -124,20 +147,23 @@ class ExposeValues(Pass[Model]):
                 index.append(level.iteration)
         return np.asarray(value)[tuple(index)] if index else np.asarray(value)
 
-    def unwrap(self, value: np.ndarray) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+    def unwrap(self, value: np.ndarray, group: int = 0
+               ) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
         """``(iterations, value)`` for each value an exposed output holds: the iteration
         numbers of the loops around it, outermost first, as ``runtime.trace`` keys them."""
-        selected = self.select(value)
+        selected = self.select(value, group)
         loops = [(lv.iteration, lv.iteration is None) for lv, kind
-                 in zip(self.levels, self._kinds()) if kind != "If"]
+                 in zip(self.groups[group][0], self._kinds(group)) if kind != "If"]
         every = sum(1 for _, e in loops if e)
         for index in np.ndindex(*selected.shape[:every]):
             numbers = iter(index)
             where = tuple(next(numbers) if e else it for it, e in loops)
             yield where, selected[index]  # type: ignore[misc]
 
-    def _kinds(self) -> list[str]:
-        return self.kinds or ["Loop"] * len(self.levels)
+    def _kinds(self, group: int) -> list[str]:
+        if group < len(self.kinds):
+            return self.kinds[group]
+        return ["Loop"] * len(self.groups[group][0])
 
 
 def _value(graph: Graph, probe: Probe) -> Value:
@@ -235,11 +261,12 @@ class KeepPrefix(Pass[Model]):
     engine that fails on the model can be asked from which layer on it fails."""
 
     layers: frozenset[int]
+    copy: bool = True  # as ``ExposeValues.copy``
 
     in_place = False
 
     def apply(self, model: Model) -> PassResult[Model]:
-        out = copy_model(model)
+        out = copy_model(model) if self.copy else model
         graph = out.graph
         keep = set(self.layers)
         kept = keep | {layer.id for layer in graph if layer.type in ("Parameter", "Const")}

@@ -3,9 +3,9 @@ by iteration, keyed by where the value is in the IR.
 
 A ``Tracer`` given to the executor (``Executor(model, trace=tracer)``, or
 ``RunOptions.trace``) is called with each value as the run computes it: ``on_value(key,
-value)``, the key being the layer's scope (``core.scopes``: ``""``, ``"3/body"``...), its
-id, the output port's id and the iteration numbers of the loops around it, outermost
-first (``()`` outside loops). A loop body's Parameters are reported too, at the start of
+iterations, value)``, the key being the layer's scope (``core.scopes``: ``""``,
+``"3/body"``...), its id and the output port's id, ``iterations`` the iteration numbers of
+the loops around it, outermost first (``()`` outside loops). A loop body's Parameters are reported too, at the start of
 each iteration (the values the iteration reads: carried, sliced, invariant, the
 iteration number), so that a wrong carried value shows where it enters. An If's branch
 is reported under the scope of the branch taken (``"5/then_body"``).
@@ -25,8 +25,8 @@ from typing import Any
 
 from ..ir.graph import Layer
 
-ValueKey = tuple[str, int, int, tuple[int, ...]]
-"""``(scope, layer id, output port id, iterations)``: where a traced value is."""
+ValueKey = tuple[str, int, int]
+"""``(scope, layer id, output port id)``: where in the IR a traced value is."""
 
 
 class Tracer:
@@ -34,9 +34,11 @@ class Tracer:
     ``on_value``, or pass ``on_value``. ``scopes`` limits the bodies watched (None: all)."""
 
     def __init__(self, scopes: Container[str] | None = None,
-                 on_value: Callable[[ValueKey, Any], None] | None = None) -> None:
+                 on_value: Callable[[ValueKey, tuple[int, ...], Any], None] | None = None
+                 ) -> None:
         self.scopes = scopes
         self.iterations: list[int] = []  # the enclosing loops' iteration numbers, now
+        self._where: list[tuple[int, ...]] = [()]  # the same as a tuple, made once a change
         if on_value is not None:
             self.on_value = on_value  # type: ignore[method-assign]
 
@@ -44,7 +46,7 @@ class Tracer:
         """Are the values of the graph at ``scope`` wanted? Asked once per plan compiled."""
         return self.scopes is None or scope in self.scopes
 
-    def on_value(self, key: ValueKey, value: Any) -> None:
+    def on_value(self, key: ValueKey, iterations: tuple[int, ...], value: Any) -> None:
         """One value of the run; the default drops it."""
 
     # -- what the generated code calls ------------------------------------------------
@@ -52,13 +54,13 @@ class Tracer:
     def steps(self, scope: str, layers: Sequence[Layer]) -> Callable[[int, tuple], None]:
         """``record(k, values)``: step ``k`` (its layer ``layers[k]``) computed ``values``,
         one per output port."""
-        on_value, iterations = self.on_value, self.iterations
+        on_value, where = self.on_value, self._where
+        keys = [[(scope, layer.id, port.id) for port in layer.outputs] for layer in layers]
 
         def record(k: int, values: tuple) -> None:
-            layer = layers[k]
-            where = tuple(iterations)
-            for port, value in zip(layer.outputs, values):
-                on_value((scope, layer.id, port.id, where), value)
+            now = where[0]
+            for key, value in zip(keys[k], values):
+                on_value(key, now, value)
 
         return record
 
@@ -67,19 +69,21 @@ class Tracer:
         """``(enter, iteration, leave)`` for one loop whose body is at ``scope``:
         ``iteration(i, values)`` starts iteration ``i``, ``values`` being those of
         ``parameters`` (the body Parameters that hold a value; None: not watched)."""
-        on_value, iterations = self.on_value, self.iterations
+        on_value, iterations, where = self.on_value, self.iterations, self._where
 
         def enter() -> None:
             iterations.append(-1)
 
         def leave() -> None:
             iterations.pop()
+            where[0] = tuple(iterations)
+
+        keys = [(scope, layer.id, layer.outputs[0].id) for layer in parameters or ()]
 
         def iteration(i: int, values: tuple) -> None:
             iterations[-1] = i
-            if parameters is not None:
-                where = tuple(iterations)
-                for layer, value in zip(parameters, values):
-                    on_value((scope, layer.id, layer.outputs[0].id, where), value)
+            now = where[0] = tuple(iterations)
+            for key, value in zip(keys, values):
+                on_value(key, now, value)
 
         return enter, iteration, leave

@@ -30,7 +30,7 @@ from ..engines.base import STATE_KEY, EngineResult, flatten_steps, split_steps
 from ..engines.isolate import Isolated
 from ..engines.openvino import REFERENCE_CONFIG, OpenVINOSessionEngine
 from ..engines.runtime import IrtoolSessionEngine
-from ..ir import Model, write_model
+from ..ir import Model, read_model, write_model
 from .check import DEFAULT_TIMEOUT_S, BackendReport, CheckReport, _dtype, _ir_dir
 from .compare import Comparison, compare, compare_outputs
 from .inputs import CheckInputError, make_ir_inputs
@@ -204,6 +204,9 @@ def check_ir(model_or_path: Model | str | os.PathLike[str],
             xml = folder / (Path(label).stem if model.path else "model")
             xml = xml.with_suffix(".xml")
             write_model(model, xml)
+            # What the engines read, lines and all (a model made in memory may name another
+            # file, or none).
+            model = read_model(xml)
         else:
             xml = Path(model_or_path)
         if keep_dir is not None:

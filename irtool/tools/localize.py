@@ -45,10 +45,11 @@ from ..core.scopes import body_scope, layer_path
 from ..engines.base import flatten_steps, split_steps
 from ..engines.isolate import Isolated
 from ..engines.openvino import OpenVINOSessionEngine
-from ..ir import write_model
+from ..ir import read_model, write_model
 from ..ir.graph import Graph, Layer, Model, TensorInfo
 from ..ir.types import from_numpy
 from ..passes.expose import ExposeValues, KeepPrefix, Level, Probe
+from ..passes.fp16 import copy_model
 from ..runtime.session import CompiledModel
 from ..runtime.trace import Tracer, ValueKey
 from .compare import Comparison, bad_elements, compare
@@ -283,48 +284,103 @@ def _cone(level: _Level, targets: set[int]) -> list[int]:
 # -- irtool's values ----------------------------------------------------------------------
 
 
-class Recorder(Tracer):
-    """Keeps the traced values of one level (its ``scopes``, at the iterations ``prefix`` of
-    the loops around it; inside a loop, those before ``upto``): at most ``budget`` bytes of
-    those ``wanted`` (None: all), and the size and shape of every one."""
+class Store:
+    """The values a ``Recorder`` keeps of one scope, by ``(layer, port)``: every iteration's
+    (``(iterations, value)`` pairs), and the bytes, shape (None: it changes from iteration
+    to iteration) and dtype of each."""
 
-    def __init__(self, scopes: set[str], prefix: tuple[int, ...], wanted: set[Key] | None,
-                 budget: int, upto: int | None = None) -> None:
-        super().__init__(scopes)
-        self.prefix, self.depth = prefix, len(prefix)
-        self.wanted, self.budget, self.upto = wanted, budget, upto
+    def __init__(self, prefix: tuple[int, ...], wanted: set[Key] | None) -> None:
+        self.prefix, self.wanted = prefix, wanted
         self.values: dict[Key, list[tuple[tuple[int, ...], Any]]] = {}
         self.sizes: dict[Key, int] = {}
-        self.shapes: dict[Key, tuple[int, ...] | None] = {}  # None: it changes
+        self.shapes: dict[Key, tuple[int, ...] | None] = {}
         self.types: dict[Key, Any] = {}
+        self.full = False
+
+
+class Recorder(Tracer):
+    """Keeps the traced values of one level (``main``, and any other ``scopes`` watched: the
+    bodies looked at ahead), at the iterations ``prefix`` of the loops around it (inside
+    a loop, those before ``upto``): at most ``budget`` bytes of those ``wanted`` (None:
+    all), and the size and shape of every one. ``values``, ``sizes``... are ``main``'s
+    (``store(scope)`` another's)."""
+
+    def __init__(self, scopes: set[str], prefix: tuple[int, ...], wanted: set[Key] | None,
+                 budget: int, upto: int | None = None, main: str | None = None) -> None:
+        super().__init__(scopes)
+        self.main = main if main is not None else min(scopes)
+        self.prefix, self.depth = prefix, len(prefix)
+        self.budget, self.upto = budget, upto
+        self.stores = {scope: Store(prefix, wanted if scope == self.main else None)
+                       for scope in scopes}
         self.kept = 0
         self.full = False
         self.active = True
         self.seen: set[str] = set()
 
-    def on_value(self, key: ValueKey, value: Any) -> None:
-        scope, layer, port, its = key
-        if not self.active or its[:self.depth] != self.prefix:
+    def store(self, scope: str) -> Store:
+        return self.stores[scope]
+
+    @property
+    def values(self) -> dict[Key, list[tuple[tuple[int, ...], Any]]]:
+        return self.stores[self.main].values
+
+    @property
+    def sizes(self) -> dict[Key, int]:
+        return self.stores[self.main].sizes
+
+    @property
+    def shapes(self) -> dict[Key, tuple[int, ...] | None]:
+        return self.stores[self.main].shapes
+
+    @property
+    def types(self) -> dict[Key, Any]:
+        return self.stores[self.main].types
+
+    @property
+    def wanted(self) -> set[Key] | None:
+        return self.stores[self.main].wanted
+
+    def on_value(self, key: ValueKey, its: tuple[int, ...], value: Any) -> None:
+        if not self.active:
             return
-        if self.upto is not None and len(its) > self.depth and its[self.depth] >= self.upto:
+        depth = self.depth
+        if depth and its[:depth] != self.prefix:
             return
-        self.seen.add(scope)
+        upto = self.upto
+        if upto is not None and len(its) > depth and its[depth] >= upto:
+            return
+        scope, layer, port = key
+        if scope not in self.seen:
+            self.seen.add(scope)
+        store = self.stores[scope]
         k = (layer, port)
-        nbytes = int(getattr(value, "nbytes", 0))
-        self.sizes[k] = self.sizes.get(k, 0) + nbytes
-        shape = tuple(np.shape(value))
-        if k not in self.shapes:
-            self.shapes[k] = shape
-            self.types[k] = np.asarray(value).dtype
-        elif self.shapes[k] != shape:
-            self.shapes[k] = None
-        if self.full or (self.wanted is not None and k not in self.wanted):
+        if value.__class__ is np.ndarray:
+            nbytes, shape = value.nbytes, value.shape
+        else:
+            nbytes, shape = int(getattr(value, "nbytes", 0)), tuple(np.shape(value))
+        sizes = store.sizes
+        if k in sizes:
+            sizes[k] += nbytes
+            if store.shapes[k] != shape:
+                store.shapes[k] = None
+        else:
+            sizes[k] = nbytes
+            store.shapes[k] = shape
+            store.types[k] = np.asarray(value).dtype
+        if self.full or (store.wanted is not None and k not in store.wanted):
             return
         if self.kept + nbytes > self.budget and self.kept:
             self.full = True
+            for each in self.stores.values():
+                each.full = True
             return
         self.kept += nbytes
-        self.values.setdefault(k, []).append((its, value))
+        values = store.values.get(k)
+        if values is None:
+            store.values[k] = [(its, value)]
+        else:
+            values.append((its, value))
 
 
 def run_traced(model: Model, steps: Sequence[Feed], step: int, recorder: Recorder,
@@ -347,7 +403,7 @@ class _Parting:
     layer: int
     iteration: int | None
     position: int
-    rec: Recorder
+    rec: Recorder | Store
     keys: list[Key]  # what OpenVINO exposed, in order
     ov: dict[int, np.ndarray]  # its values, by position in ``keys``
     kind: str = "value"
@@ -373,16 +429,20 @@ class _Search:
                                    file=model.path, model=model)
         self.exposed_runs = 0
         self.hidden = False  # exposing values changed OpenVINO's disagreeing outputs
+        self.also_values: list[dict[int, np.ndarray]] = []
+        # The values of a body looked at ahead (both engines'), by its scope: (irtool's store,
+        # the keys OpenVINO exposed, its values by position among those keys).
+        self.preloaded: dict[str, tuple[Store, list[Key], dict[int, np.ndarray]]] = {}
         self.targets: Sequence[str] = ()
 
     # each engine once over a set of values -----------------------------------------------
 
     def irtool_values(self, scopes: set[str], prefix: tuple[int, ...], wanted: set[Key] | None,
-                      upto: int | None = None) -> Recorder:
+                      upto: int | None = None, main: str | None = None) -> Recorder:
         # A set of values asked for was planned to fit (or is one value alone, which is
         # compared whatever its size): only a first run that keeps all it can is capped.
         budget = self.budget // 2 if wanted is None else 1 << 62
-        recorder = Recorder(scopes, prefix, wanted, budget, upto)
+        recorder = Recorder(scopes, prefix, wanted, budget, upto, main)
         started = time.perf_counter()
         run_traced(self.model, self.steps, self.step, recorder, self.max_iterations)
         self.report.runs.append({"engine": "irtool", "what": "traced",
@@ -390,12 +450,13 @@ class _Search:
                                  "seconds": round(time.perf_counter() - started, 3)})
         return recorder
 
-    def openvino_values(self, levels: list[Level], probes: list[Probe]
+    def openvino_values(self, levels: list[Level], probes: list[Probe],
+                        also: Sequence[tuple[list[Level], list[Probe]]] = ()
                         ) -> tuple[dict[int, np.ndarray], ExposeValues, dict[str, np.ndarray]]:
-        """OpenVINO's values of ``probes`` (by position) on the copy exposing them, and the
-        copy's own outputs by Result name."""
-        rewrite = ExposeValues(levels, probes)
-        exposed = rewrite(self.model).target
+        """OpenVINO's values of ``probes`` (by position) on the copy exposing them (and the
+        groups ``also``: ``self.also_values``), and the copy's own outputs by Result name."""
+        rewrite = ExposeValues(levels, probes, also, copy=False)
+        exposed = rewrite(_fresh(self.model)).target
         self.exposed_runs += 1
         xml = self.folder / f"exposed{self.exposed_runs}.xml"
         write_model(exposed, xml)
@@ -410,11 +471,12 @@ class _Search:
                 xml.with_suffix(".bin").unlink()
         outputs = split_steps(flat)[self.step]
         self.report.runs.append({"engine": "openvino", "what": "with values exposed",
-                                 "values": len(probes),
+                                 "values": sum(len(p) for _, p in rewrite.groups),
                                  "seconds": round(time.perf_counter() - started, 3)})
-        names = rewrite.result_names
-        return ({k: rewrite.select(outputs[n]) for k, n in enumerate(names) if n in outputs},
-                rewrite, outputs)
+        groups = [{k: rewrite.select(outputs[n], g) for k, n in enumerate(rewrite.names(g))
+                   if n in outputs} for g in range(len(rewrite.groups))]
+        self.also_values = groups[1:]
+        return groups[0], rewrite, outputs
 
     # one level ----------------------------------------------------------------------------
 
@@ -425,7 +487,16 @@ class _Search:
         graph, scopes, half = level.graph, {level.scope}, self.budget // 2
         keys = [(i, p.id) for i in order for p in graph.layer(i).outputs]
         position = {k: n for n, k in enumerate(keys)}
-        rec = self.irtool_values(scopes, prefix, None)
+        ahead = self._ahead(level, order)
+        preloaded = self.preloaded.pop(level.scope, None)
+        self.preloaded.clear()
+        if preloaded is not None and all(complete(preloaded[0], k) or k not in
+                                         preloaded[0].sizes for k in keys):
+            rec: Recorder | Store = preloaded[0]
+        else:
+            preloaded = None
+            rec = self.irtool_values(scopes | {a[1] for a in ahead}, prefix, None,
+                                     main=level.scope)
         ragged = [k for k in keys if level.iterates and k in rec.shapes
                   and rec.shapes[k] is None]
         if ragged:
@@ -436,6 +507,7 @@ class _Search:
         pending = [k for k in keys if k in rec.sizes and k not in ragged]
         best: _Parting | None = None
         upto: int | None = None
+        first = True
         while pending:
             usable = [k for k in pending if complete(rec, k)]
             if not usable:
@@ -446,12 +518,24 @@ class _Search:
                     break
             if len(usable) < len(pending):
                 self.report.segmented = True
-            probes = [Probe(k[0], k[1], _info(rec, k)) for k in usable]
-            lv = list(levels)
-            if upto is not None:
-                lv[-1] = Level(lv[-1].layer, lv[-1].body, None, upto)
-            ov, _, outputs = self.openvino_values(lv, probes)
-            self.hidden = self.hidden or self._hides(outputs, self.targets)
+            if first and preloaded is not None:
+                ov = {n: preloaded[2][preloaded[1].index(k)] for n, k in enumerate(usable)
+                      if k in preloaded[1] and preloaded[1].index(k) in preloaded[2]}
+            else:
+                probes = [Probe(k[0], k[1], _info(rec, k)) for k in usable]
+                lv = list(levels)
+                if upto is not None:
+                    lv[-1] = Level(lv[-1].layer, lv[-1].body, None, upto)
+                # Looked at ahead: the bodies of the loops here, when all fits at once.
+                also = self._ahead_groups(rec, ahead, levels) \
+                    if first and isinstance(rec, Recorder) and not rec.full \
+                    and len(usable) == len(pending) else []
+                ov, _, outputs = self.openvino_values(lv, probes, [(g[0], g[1]) for g in also])
+                self.hidden = self.hidden or self._hides(outputs, self.targets)
+                for (_, _, scope, body_keys, store), values in zip(also, self.also_values):
+                    self.preloaded[scope] = (store, body_keys,
+                                             {n: v for n, v in values.items()})
+            first = False
             if level.cf is not None and level.cf.type == "If" and ov and all(
                     np.size(v) == 0 for v in ov.values()) and any(
                     rec.sizes.get(k, 0) for k in usable):
@@ -473,7 +557,43 @@ class _Search:
             best = _Parting(-1, None, -1, rec, [], {}, kind="count", counts=(0, 0))
         return best
 
-    def _compare_level(self, level: _Level, keys: list[Key], rec: Recorder,
+    def _ahead(self, level: _Level, order: list[int]) -> list[tuple[Layer, str, list[Key]]]:
+        """The Loops and TensorIterators of ``order``: each, its body's scope, and the values
+        there the search would compare if it went in (every output matters). Only from a
+        level that does not iterate itself: inside a loop, the body of a loop would be
+        looked at over every outer iteration, where the search wants one."""
+        found: list[tuple[Layer, str, list[Key]]] = []
+        if level.iterates:
+            return found
+        for layer_id in order:
+            layer = level.graph.layer(layer_id)
+            if layer.type not in ("Loop", "TensorIterator") or "body" not in layer.bodies:
+                continue
+            scope = body_scope(level.scope, layer.id, "body")
+            inner = _Level(layer.bodies["body"], scope, None, layer)
+            keys = [(i, p.id) for i in _cone(inner, {p.id for p in layer.outputs})
+                    for p in inner.graph.layer(i).outputs]
+            found.append((layer, scope, keys))
+        return found
+
+    def _ahead_groups(self, rec: Recorder, ahead: list[tuple[Layer, str, list[Key]]],
+                      levels: list[Level]) -> list[tuple[list[Level], list[Probe], str,
+                                                         list[Key], Store]]:
+        """The exposure groups for the bodies looked at ahead whose values irtool kept whole
+        (and which keep their shape from iteration to iteration)."""
+        groups = []
+        for layer, scope, keys in ahead:
+            if scope not in rec.stores:
+                continue
+            store = rec.store(scope)
+            usable = [k for k in keys if complete(store, k) and store.shapes.get(k) is not None]
+            if usable:
+                groups.append(([*levels, Level(layer.id, "body")],
+                               [Probe(k[0], k[1], _info(store, k)) for k in usable], scope,
+                               usable, store))
+        return groups
+
+    def _compare_level(self, level: _Level, keys: list[Key], rec: Recorder | Store,
                        ov: dict[int, np.ndarray], position: dict[Key, int]
                        ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         """The earliest ``(iteration, position)`` at which a value of ``keys`` disagrees
@@ -768,7 +888,16 @@ def _parameter_role(layer: Layer, param: int) -> str:
     return "input"
 
 
-def complete(rec: Recorder, key: Key) -> bool:
+def _fresh(model: Model) -> Model:
+    """A model of the same IR that may be changed: read again from its file (several times
+    faster than a deep copy of a large model), or a copy of one made in memory."""
+    if model.path is not None:
+        with contextlib.suppress(IRToolError, OSError):
+            return read_model(model.path)
+    return copy_model(model)
+
+
+def complete(rec: Recorder | Store, key: Key) -> bool:
     """Did ``rec`` keep every value of ``key``?"""
     return key in rec.values and rec.sizes.get(key, 0) == sum(
         int(getattr(v, "nbytes", 0)) for _, v in rec.values[key])
@@ -786,7 +915,7 @@ def fitting(keys: Sequence[Key], sizes: Mapping[Key, int], budget: int) -> list[
     return out
 
 
-def _info(rec: Recorder, key: Key) -> TensorInfo | None:
+def _info(rec: Recorder | Store, key: Key) -> TensorInfo | None:
     shape = rec.shapes.get(key)
     dtype = rec.types.get(key)
     if shape is None or dtype is None or dtype.kind in "OUS":
@@ -838,7 +967,7 @@ def localize_failure(model: Model, steps: Sequence[Feed], error: str, *,
 
         def failure(k: int) -> str | None:
             if k not in reasons:
-                cut = KeepPrefix(frozenset(order[:k]))(model).target
+                cut = KeepPrefix(frozenset(order[:k]), copy=False)(_fresh(model)).target
                 xml = where / f"prefix{k}.xml"
                 write_model(cut, xml)
                 begun = time.perf_counter()
