@@ -48,10 +48,11 @@ F32 = np.float32
 
 
 def planted_rows() -> list[list[str]]:
-    import irtool
-    from irtool.opset.elementwise import Log, Tan
     from support.planted import code, input_is, nested_loops, wrong_kernel
     from tools import test_localize as cases
+
+    import irtool
+    from irtool.opset.elementwise import Log, Tan
 
     rows = []
     x = np.array([1, 2, 3, 4], F32)
@@ -153,7 +154,7 @@ def quirk_rows() -> list[list[str]]:
                 try:
                     getattr(quirks, name)(Path(tmp))
                     verdict = "passes"
-                except BaseException as err:  # noqa: BLE001 - a table row, whatever it is
+                except BaseException as err:
                     verdict = f"FAILS: {type(err).__name__}"
             report = seen[-1] if seen else None
             found = report.localization.finding if report is not None and \
@@ -235,10 +236,11 @@ def child(args: argparse.Namespace) -> int:
     """One check in this process, the plant on; prints seconds and peak memory."""
     import resource
 
+    from support.planted import input_is, wrong_kernel
+
     from irtool.cli import main
     from irtool.engines.isolate import _stop_child
     from irtool.opset.elementwise import Tan
-    from support.planted import input_is, wrong_kernel
 
     when = (lambda inputs: True) if args.plant == "always" else input_is(float(args.plant))
     argv = ["check", args.xml, args.npz, "-q"] + (["--localize"] if args.localize else []) + \

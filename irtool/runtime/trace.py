@@ -5,10 +5,11 @@ A ``Tracer`` given to the executor (``Executor(model, trace=tracer)``, or
 ``RunOptions.trace``) is called with each value as the run computes it: ``on_value(key,
 iterations, value)``, the key being the layer's scope (``core.scopes``: ``""``,
 ``"3/body"``...), its id and the output port's id, ``iterations`` the iteration numbers of
-the loops around it, outermost first (``()`` outside loops). A loop body's Parameters are reported too, at the start of
-each iteration (the values the iteration reads: carried, sliced, invariant, the
-iteration number), so that a wrong carried value shows where it enters. An If's branch
-is reported under the scope of the branch taken (``"5/then_body"``).
+the loops around it, outermost first (``()`` outside loops). A loop body's Parameters are
+reported too, at the start of each iteration (the values the iteration reads: carried,
+sliced, invariant, the iteration number), so that a wrong carried value shows where it
+enters. An If's branch is reported under the scope of the branch taken
+(``"5/then_body"``).
 
 Tracing is decided when a plan is compiled: a plan compiled without a tracer has not one
 instruction more than before (the generated code is the same), and one compiled with a
