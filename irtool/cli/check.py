@@ -6,10 +6,14 @@ import argparse
 import json
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..core.errors import IRToolError
 from ._common import extension_option, load_npz
+
+if TYPE_CHECKING:
+    from ..tools.check import CheckReport
 
 log = logging.getLogger("irtool")
 
@@ -160,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _draw(args: argparse.Namespace, report) -> None:  # type: ignore[no-untyped-def]
+def _draw(args: argparse.Namespace, report: CheckReport) -> None:
     """``--png`` / ``--svg``: the picture of the layer ``--localize`` found."""
     if not (args.png or args.svg):
         return
@@ -170,6 +174,7 @@ def _draw(args: argparse.Namespace, report) -> None:  # type: ignore[no-untyped-
         return
     from ..tools.inspection import highlight_dot, write_image
 
+    assert report.localization is not None and report.localization.model is not None
     dot_text = highlight_dot(report.localization.model, found, report.localization)
     for fmt, path in (("png", args.png), ("svg", args.svg)):
         if path:

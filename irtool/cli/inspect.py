@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.files import write_files
+
+if TYPE_CHECKING:
+    from ..ir import Model
+    from ..tools.inspection import Highlight
 from ._common import extension_option
 
 
@@ -64,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _highlight(model, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _highlight(model: Model, args: argparse.Namespace) -> Highlight:
     """``--highlight PATH``: the layer and the control-flow layers on its way, checked."""
     from ..core.errors import IRToolError
-    from ..tools.inspection import Highlight
+    from ..tools.inspection import Highlight as Mark
 
     parts = args.highlight.strip("/").split("/")
-    graph, around, scope = model.graph, {}, ""
+    graph, scope = model.graph, ""
+    around: dict[str, str] = {}
     for k in range(0, len(parts), 2):
         try:
             layer_id = int(parts[k])
@@ -81,7 +87,7 @@ def _highlight(model, args: argparse.Namespace):  # type: ignore[no-untyped-def]
                               f"{scope or 'the main graph'}", file=args.model)
         path = f"{scope}/{layer_id}" if scope else str(layer_id)
         if k + 1 == len(parts):
-            return Highlight(path, args.note, around, args.radius)
+            return Mark(path, args.note, around, args.radius)
         layer = graph.layer(layer_id)
         if parts[k + 1] not in layer.bodies:
             raise IRToolError(f"--highlight {args.highlight}: layer {path} ({layer.type}) has "

@@ -8,8 +8,8 @@ iterations, value)``, the key being the layer's scope (``core.scopes``: ``""``,
 the loops around it, outermost first (``()`` outside loops). A loop body's Parameters are
 reported too, at the start of each iteration (the values the iteration reads: carried,
 sliced, invariant, the iteration number), so that a wrong carried value shows where it
-enters. An If's branch is reported under the scope of the branch taken
-(``"5/then_body"``).
+enters; so are the Parameters of any other graph run (an If's branch, the main graph). An
+If's branch is reported under the scope of the branch taken (``"5/then_body"``).
 
 Tracing is decided when a plan is compiled: a plan compiled without a tracer has not one
 instruction more than before (the generated code is the same), and one compiled with a
@@ -41,7 +41,7 @@ class Tracer:
         self.iterations: list[int] = []  # the enclosing loops' iteration numbers, now
         self._where: list[tuple[int, ...]] = [()]  # the same as a tuple, made once a change
         if on_value is not None:
-            self.on_value = on_value  # type: ignore[method-assign]
+            self.on_value = on_value  # type: ignore[assignment, method-assign]
 
     def watches(self, scope: str) -> bool:
         """Are the values of the graph at ``scope`` wanted? Asked once per plan compiled."""
@@ -61,6 +61,19 @@ class Tracer:
         def record(k: int, values: tuple) -> None:
             now = where[0]
             for key, value in zip(keys[k], values):
+                on_value(key, now, value)
+
+        return record
+
+    def inputs(self, scope: str, parameters: Sequence[Layer]) -> Callable[[tuple], None]:
+        """``record(values)``: the plan of ``scope`` was called with ``values`` for its
+        ``parameters`` (an If's branch, the main graph)."""
+        on_value, where = self.on_value, self._where
+        keys = [(scope, layer.id, layer.outputs[0].id) for layer in parameters]
+
+        def record(values: tuple) -> None:
+            now = where[0]
+            for key, value in zip(keys, values):
                 on_value(key, now, value)
 
         return record

@@ -243,13 +243,13 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                "irtool": dict(irtool_engine.applied)}
     from .ir_check import describe_config
 
-    report = CheckReport(label, reference.engine if reference else "none", reports, outputs,
+    result = CheckReport(label, reference.engine if reference else "none", reports, outputs,
                          input_rows, ir_path, rtol, atol, optimize, applied,
                          openvino=describe_config(openvino_config),
                          openvino_config=None if openvino_config is None
                          else dict(openvino_config))
-    report.localization = localization
-    return report
+    result.localization = localization
+    return result
 
 
 def _localize(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],

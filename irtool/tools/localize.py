@@ -905,7 +905,8 @@ def complete(rec: Recorder | Store, key: Key) -> bool:
 
 def fitting(keys: Sequence[Key], sizes: Mapping[Key, int], budget: int) -> list[Key]:
     """The first of ``keys`` whose sizes add up to at most ``budget`` (at least one)."""
-    out, total = [], 0
+    out: list[Key] = []
+    total = 0
     for k in keys:
         size = sizes.get(k, 0)
         if out and total + size > budget:

@@ -9,7 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from ...core.errors import IRToolError
-from ...ir.graph import describe_layer
+from ...ir.graph import Layer, describe_layer
 from ..declared import Verifier
 from ..trace import Tracer
 from .toolkit import Code, StepLike, emit_steps, emit_verify, reuse_for
@@ -22,6 +22,7 @@ class PlanLike(Protocol):
     constants: dict[int, np.ndarray]
     input_slots: list[int]
     output_slots: list[int]
+    parameters: list[Layer]
     scope: str
     verify: Verifier
     optimize: bool  # False: no step writes into an input's buffer (``toolkit.Reuse``)
@@ -56,6 +57,9 @@ def straight_line(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.nd
     if traced:
         code.free["trace"] = plan.trace.steps(plan.scope,  # type: ignore[union-attr]
                                               [s.layer for s in plan.steps])
+        code.free["trace_inputs"] = plan.trace.inputs(plan.scope,  # type: ignore[union-attr]
+                                                      plan.parameters)
+        code.add("trace_inputs(inputs)", -1)
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
                reuse_for(plan.steps, plan.output_slots, plan.constants) if plan.optimize
                else None, trace=traced)
@@ -99,8 +103,9 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
     base: list = [None] * plan.num_slots
     for slot, value in plan.constants.items():
         base[slot] = value
-    trace = plan.trace.steps(plan.scope, [s.layer for s in plan.steps]) \
-        if plan.trace is not None and plan.trace.watches(plan.scope) else None
+    tracer = plan.trace if plan.trace is not None and plan.trace.watches(plan.scope) else None
+    trace = tracer.steps(plan.scope, [s.layer for s in plan.steps]) if tracer else None
+    trace_inputs = tracer.inputs(plan.scope, plan.parameters) if tracer else None
 
     def execute(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(inputs) != len(plan.input_slots):
@@ -108,6 +113,8 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
         values = list(base)
         for slot, value in zip(plan.input_slots, inputs):
             values[slot] = value
+        if trace_inputs is not None:
+            trace_inputs(tuple(inputs))
         for k, (kernel, ins, outs, drop) in enumerate(program):
             try:
                 results = kernel([values[i] for i in ins])
