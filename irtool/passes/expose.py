@@ -73,8 +73,9 @@ class Probe:
 class ExposeValues(Pass[Model]):
     """A copy of the model with the ``probes`` (values of the graph ``levels`` lead to) as
     extra outputs, their Results named ``PROBE_PREFIX`` and their position
-    (``result_names``); ``select`` and ``unwrap`` turn what an engine gives for one back
-    into values by iteration. ``also``: more groups of ``(levels, probes)``, exposed in the
+    (``result_names``; the model's own Results are renamed too: ``output_names``);
+    ``select`` and ``unwrap`` turn what an engine gives for one back into values by
+    iteration. ``also``: more groups of ``(levels, probes)``, exposed in the
     same copy, numbered after these (``result_names`` of group ``k``: ``names(k)``)."""
 
     levels: Sequence[Level]
@@ -84,6 +85,7 @@ class ExposeValues(Pass[Model]):
     """False: change the model given instead of a copy (a caller that has just read it
     from its file: a copy of a large model costs several times the read)."""
     kinds: list[list[str]] = field(default_factory=list)  # the type of each level's layer
+    _outputs: int = 0
 
     in_place = False
 
@@ -100,8 +102,19 @@ class ExposeValues(Pass[Model]):
     def result_names(self) -> list[str]:
         return self.names(0)
 
+    @property
+    def output_names(self) -> list[str]:
+        """The names the copy's Results of the model's own outputs get, in the model's
+        order: names of their own, which no body layer has (OpenVINO renames a Result
+        whose name a body layer has too)."""
+        return [f"{PROBE_PREFIX}output_{k}" for k in range(self._outputs)]
+
     def apply(self, model: Model) -> PassResult[Model]:
         out = copy_model(model) if self.copy else model
+        results = out.graph.results()
+        for k, result in enumerate(results):
+            result.name = f"{PROBE_PREFIX}output_{k}"
+        self._outputs = len(results)
         top = GraphBuilder(out.graph)
         self.kinds = []
         count = 0

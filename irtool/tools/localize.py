@@ -48,7 +48,7 @@ from ..engines.openvino import OpenVINOSessionEngine
 from ..ir import read_model, write_model
 from ..ir.graph import Graph, Layer, Model, TensorInfo
 from ..ir.types import from_numpy
-from ..passes.expose import ExposeValues, KeepPrefix, Level, Probe
+from ..passes.expose import PROBE_PREFIX, ExposeValues, KeepPrefix, Level, Probe
 from ..passes.fp16 import copy_model
 from ..runtime.session import CompiledModel
 from ..runtime.trace import Tracer, ValueKey
@@ -783,16 +783,16 @@ class _Search:
 
     def _hides(self, outputs: Mapping[str, np.ndarray], targets: Sequence[str]) -> bool:
         """Did exposing values change what OpenVINO gives for the disagreeing ``targets``
-        (``outputs``: the exposed copy's, by Result name)?"""
+        (``outputs``: the exposed copy's, by Result name: ``ExposeValues.output_names``)?"""
         if self.candidate_outputs is None:
             return False
-        results = dict(zip(self.model.output_names(), self.model.outputs))
-        for name in targets:
-            result = results.get(name)
-            if result is None or result.name not in outputs or \
+        names = self.model.output_names()
+        for k, name in enumerate(names):
+            result = f"{PROBE_PREFIX}output_{k}"
+            if name not in targets or result not in outputs or \
                     name not in self.candidate_outputs:
                 continue
-            if not compare(name, outputs[result.name], self.candidate_outputs[name],
+            if not compare(name, outputs[result], self.candidate_outputs[name],
                            rtol=self.rtol, atol=self.atol).ok:
                 return True
         return False
