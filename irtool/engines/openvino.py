@@ -38,6 +38,15 @@ REFERENCE_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f3
                     "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 
 
+def describe_config(config: Mapping[str, str] | None) -> str:
+    """How a report says which settings OpenVINO ran with (None: ``REFERENCE_CONFIG``)."""
+    if config is None:
+        return "exact modes (" + ", ".join(f"{k}={v}" for k, v in REFERENCE_CONFIG.items()) + ")"
+    if not config:
+        return "its default settings"
+    return ", ".join(f"{k}={v}" for k, v in config.items()) + " (its defaults otherwise)"
+
+
 def cpu_plugin_refusals(model: Model) -> list[str]:
     """What OpenVINO's CPU plugin refuses to compile in ``model``, seen in the IR alone: one
     line per If layer (named as the ONNX node it converts) one of whose outputs has one

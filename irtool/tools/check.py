@@ -25,7 +25,7 @@ from ..core.sniff import refuse_other_kind
 from ..engines.base import Engine, EngineResult, first_line
 from ..engines.isolate import Isolated
 from ..engines.onnxruntime import OnnxRuntimeEngine
-from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals
+from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals, describe_config
 from ..engines.runtime import IrtoolEngine
 from ..ir import write_model
 from .compare import Comparison, compare_outputs
@@ -42,7 +42,7 @@ DEFAULT_TIMEOUT_S = 300.0
 if TYPE_CHECKING:
     import onnx
 
-    from .localize import Localization
+    from .localize import Finding, Localization
 
 Progress = Callable[[str], None]
 
@@ -90,7 +90,7 @@ class CheckReport:
     steps: int = 1
     """Steps of one session checked (an IR's variables carried from step to step)."""
     openvino: str | None = None
-    """The settings OpenVINO ran with, in words (``ir_check.describe_config``)."""
+    """The settings OpenVINO ran with, in words (``engines.openvino.describe_config``)."""
     openvino_config: dict[str, str] | None = None
     """Those settings (None: its exact modes)."""
     caused_by_settings: bool = False
@@ -219,6 +219,11 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
         localization = _localize(xml, proto, feed, ir_feed, outcomes, rtol, atol,
                                  openvino_config, memory_budget, timeout, max_iterations,
                                  say) if localize else None
+        if localization is not None and keep_dir is None:
+            # The IR checked goes with the temporary folder: its lines are of no use.
+            localization.file = None
+            if localization.finding is not None:
+                localization.finding.line = None
 
     outputs = [o.name for o in proto.graph.output]
     # onnxruntime is the reference; when it refuses the model, OpenVINO (independent of
@@ -241,8 +246,6 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
     applied = {"convert": {k: v for k, v in converted.items() if v},
                "irtool": dict(irtool_engine.applied)}
-    from .ir_check import describe_config
-
     result = CheckReport(label, reference.engine if reference else "none", reports, outputs,
                          input_rows, ir_path, rtol, atol, optimize, applied,
                          openvino=describe_config(openvino_config),
@@ -281,9 +284,30 @@ def _localize(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndar
     if not targets:
         return None
     say("localizing")
-    return find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
-                memory_budget=budget, timeout=timeout, max_iterations=max_iterations,
-                progress=say, candidate_outputs=ov.outputs)
+    found = find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
+                 memory_budget=budget, timeout=timeout, max_iterations=max_iterations,
+                 progress=say, candidate_outputs=ov.outputs)
+    if found.finding is not None:
+        found.finding.onnx_node = onnx_node(proto, found.finding, model)
+    return found
+
+
+def onnx_node(proto: onnx.ModelProto, finding: Finding, model: Any) -> str | None:
+    """The ONNX node a layer of irtool's conversion came from: the node producing a tensor
+    its output ports are named after (the converter keeps the ONNX names), else the node
+    it is named after; ``Op(outputs)`` or ``name (Op)``."""
+    from ..frontends.onnx.protos import node_label, walk_nodes
+
+    graph = model.graph
+    parts = finding.scope.split("/") if finding.scope else []
+    for k in range(0, len(parts), 2):  # "3/body/7/then_body": (3, body), (7, then_body)
+        graph = graph.layer(int(parts[k])).bodies[parts[k + 1]]
+    layer = graph.layer(finding.layer)
+    names = {n for p in layer.outputs for n in p.names}
+    for node in walk_nodes(proto.graph):
+        if names & set(node.output) or (node.name and node.name == layer.name):
+            return node_label(node) + (f" ({node.op_type})" if node.name else "")
+    return None
 
 
 def _localize_onnx(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],

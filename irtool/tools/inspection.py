@@ -481,8 +481,9 @@ def highlight_dot(model: Model, finding: Any, localization: Any = None,
     """The drawing of a layer ``tools.localize`` found: it in red with its error statistics,
     the loops and branches around it in orange with the iteration, its neighbourhood."""
     lines = []
+    names = (localization.candidate, localization.reference) if localization else None
     for row in finding.outputs:
-        lines.append(_short_row(row))
+        lines.append(_short_row(row, names))
     if finding.kind == "loop" and finding.note:
         lines.append(finding.note)
     if localization is not None:
@@ -498,7 +499,7 @@ def highlight_dot(model: Model, finding: Any, localization: Any = None,
                                    radius))
 
 
-def _short_row(row: Any) -> str:
+def _short_row(row: Any, names: tuple[str, str] | None = None) -> str:
     if row.verdict != "mismatch":
         return f"{row.output}: {row.describe()}"
     text = f"{row.output}: {row.mismatched} of {row.total} differ"
@@ -508,6 +509,11 @@ def _short_row(row: Any) -> str:
         text += f", max rel {row.max_rel:.3g}"
     if row.first_nonfinite is not None or row.ref_first_nonfinite is not None:
         text += ", NaN/inf"
+    if row.at_first is not None and names is not None:
+        at = f" at {list(row.first_mismatch)}" if row.first_mismatch else ""
+        text += f"; first{at}: {names[0]} {row.at_first[0]:.4g}, {names[1]} " \
+                f"{row.at_first[1]:.4g}" if all(isinstance(v, (int, float))
+                                                 for v in row.at_first) else ""
     return text
 
 

@@ -28,7 +28,7 @@ from ..core.errors import IRToolError
 from ..core.files import write_npz
 from ..engines.base import STATE_KEY, EngineResult, flatten_steps, split_steps
 from ..engines.isolate import Isolated
-from ..engines.openvino import REFERENCE_CONFIG, OpenVINOSessionEngine
+from ..engines.openvino import OpenVINOSessionEngine, describe_config
 from ..engines.runtime import IrtoolSessionEngine
 from ..ir import Model, read_model, write_model
 from .check import DEFAULT_TIMEOUT_S, BackendReport, CheckReport, _dtype, _ir_dir
@@ -40,15 +40,6 @@ log = logging.getLogger("irtool")
 
 Feed = Mapping[str, Any]
 Progress = Callable[[str], None]
-
-
-def describe_config(config: Mapping[str, str] | None) -> str:
-    """How a report says which settings OpenVINO ran with."""
-    if config is None:
-        return "exact modes (" + ", ".join(f"{k}={v}" for k, v in REFERENCE_CONFIG.items()) + ")"
-    if not config:
-        return "its default settings"
-    return ", ".join(f"{k}={v}" for k, v in config.items()) + " (its defaults otherwise)"
 
 
 @dataclass

@@ -171,8 +171,9 @@ class Localization:
                 lines.append(f"    {describe_row(row, self.reference, self.candidate)}")
             if f.note and f.kind == "layer":
                 lines.append(f"  note: {f.note}")
-        runs = ", ".join(f"{r['engine']} {r['what']} ({r['values']} values, "
-                         f"{r['seconds']:.2f} s)" for r in self.runs)
+        runs = ", ".join(f"{r['engine']} {r['what']} ({r['values']} value"
+                         f"{'' if r['values'] == 1 else 's'}, {r['seconds']:.2f} s)"
+                         for r in self.runs)
         if runs:
             lines.append(f"  runs: {runs}")
         if self.segmented:
@@ -188,18 +189,19 @@ def describe_row(row: Comparison, reference: str, candidate: str) -> str:
     if row.verdict == "mismatch":
         if row.max_rel is not None and np.isfinite(row.max_rel):
             text += f", max rel err {row.max_rel:.3g}"
-        if row.first_mismatch is not None:
-            text += f", first at {list(row.first_mismatch)}" if row.first_mismatch else \
-                ", first"
-            if row.at_first is not None:
-                text += f" ({candidate} {row.at_first[0]:.7g}, {reference} " \
-                        f"{row.at_first[1]:.7g})" if all(
-                            isinstance(v, (int, float)) for v in row.at_first) else \
-                        f" ({candidate} {row.at_first[0]!r}, {reference} {row.at_first[1]!r})"
+        if row.at_first is not None:
+            where = f" at {list(row.first_mismatch)}" if row.first_mismatch else ""
+            text += f"; first{where}: {candidate} {_shown(row.at_first[0])}, {reference} " \
+                    f"{_shown(row.at_first[1])}"
         for side, at in ((candidate, row.first_nonfinite), (reference, row.ref_first_nonfinite)):
             if at is not None:
                 text += f"; {side}: first NaN/inf at {list(at)}"
     return text
+
+
+def _shown(value: Any) -> str:
+    return f"{value:.7g}" if isinstance(value, float) else repr(value) \
+        if isinstance(value, str) else str(value)
 
 
 def _size(n: int) -> str:
