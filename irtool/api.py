@@ -299,14 +299,20 @@ def diff(a: PathLike, b: PathLike, *, rt_info: bool = False) -> list[Difference]
     return diff_files(a, b, rt_info=rt_info)
 
 
-def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = None, *,
+def check(model: onnx.ModelProto | Model | PathLike,
+          inputs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None, *,
           seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
           rtol: float | None = None, atol: float | None = None,
           keep_dir: PathLike | None = None, timeout: float = OPENVINO_TIMEOUT_S,
           max_iterations: int | None = None,
           progress: Callable[[str], None] | None = None,
-          optimize: bool = True) -> CheckReport:
-    """Convert, run onnxruntime, irtool and OpenVINO, and compare every output.
+          optimize: bool = True,
+          reference: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+          openvino_config: Mapping[str, str] | None = None, localize: bool = False,
+          memory_budget: int | None = None) -> CheckReport:
+    """Compare engines on a model: for an ONNX model, convert it and run onnxruntime (the
+    reference), irtool and OpenVINO; for an IR (a ``Model`` or an ``.xml``), run irtool's
+    executor (the reference) and OpenVINO on it (``irtool.tools.ir_check``).
 
     - ``inputs``: arrays by tensor name; those not given are random.
     - ``seed``: the random inputs' seed (default 0).
@@ -321,17 +327,47 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
     - ``progress``: called with the name of each stage as it starts.
     - ``optimize``: False converts without optimising passes and runs irtool's executor
       without its rewrites (see ``convert`` and ``run``).
+    - ``inputs`` of an IR may be a list of feeds: the steps of one session, checked step
+      by step, variables too (``session.state`` against OpenVINO's ``query_state()``).
+    - ``reference`` (IR only): saved outputs (one mapping, or one per step), e.g. the
+      framework's; both engines are compared with them.
+    - ``openvino_config``: OpenVINO's CPU properties, the settings a deployment uses, over
+      its defaults (default: its exact modes, ``engines.openvino.REFERENCE_CONFIG``); a
+      difference that goes away in the exact modes is reported as caused by them.
+    - ``localize``: when irtool and OpenVINO part, find the first layer whose output
+      disagrees while its inputs agree, inside loop bodies and If branches
+      (``report.localization``; ``irtool.tools.localize``), holding at most
+      ``memory_budget`` bytes of values (default 256 MiB).
 
     The report's ``ok`` says whether every backend ran and agrees with onnxruntime;
     ``format_table()`` and ``to_dict()`` show it, and its ``optimizations`` what the
     converter and irtool's runtime applied to the IR checked. Raises ``ConversionError``
     when the model cannot be converted and ``CheckInputError`` when inputs cannot be made.
     """
+    from .tools.localize import DEFAULT_MEMORY_BUDGET
+
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
+    if isinstance(model, Model) or (isinstance(model, (str, os.PathLike))
+                                    and file_kind(model) == "ir"):
+        from .tools.ir_check import check_ir
+
+        return check_ir(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
+                        reference=reference, openvino_config=openvino_config,
+                        keep_dir=keep_dir, progress=progress, timeout=timeout,
+                        max_iterations=max_iterations, optimize=optimize,
+                        localize_parting=localize, memory_budget=budget)
     from .tools.check import check as _check
 
+    if reference is not None:
+        raise IRToolError("saved reference outputs are compared on an IR; an ONNX model's "
+                          "reference is onnxruntime")
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise IRToolError("the steps of a session are checked on an IR; an ONNX model takes "
+                          "one feed")
     return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
                   keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
-                  progress=progress, optimize=optimize)
+                  progress=progress, optimize=optimize, openvino_config=openvino_config,
+                  localize=localize, memory_budget=budget)
 
 
 def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str, Any]:

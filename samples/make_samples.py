@@ -10,6 +10,12 @@
   of ``X`` from ``initial``.
 * ``if_select.onnx``: an If whose branches read the outer values ``x`` and ``y``
   (captures): ``(x + y) * 2`` when ``cond`` holds, else ``x - y``.
+* ``cast_trip.onnx``: a Loop emitting ``tanh`` of each row of ``X`` whose trip count is
+  the number of rows cast to uint8 and back, as an exporter's narrowing cast leaves it:
+  over the 260 rows of ``cast_trip.inputs.npz`` that is 260 % 256 = 4 iterations
+  (onnxruntime, irtool); OpenVINO's CPU plugin runs 260 (docs/openvino-quirks.md), and
+  ``irtool check samples/cast_trip.onnx samples/cast_trip.inputs.npz --localize`` says
+  where it departs.
 
 Run ``python samples/make_samples.py [FOLDER]`` (from anywhere); the files are
 written next to this script unless a folder is given. Then e.g.
@@ -146,6 +152,43 @@ def if_select() -> onnx.ModelProto:
     return _model(graph)
 
 
+def cast_trip() -> onnx.ModelProto:
+    """Loop over the rows of X, its trip count ``Cast(Cast(len(X), uint8), int64)``."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Gather", ["X", "i"], ["row"], name="row", axis=0),
+            helper.make_node("Tanh", ["row"], ["y"], name="y"),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond_out"),
+        ],
+        "rows-body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+        ],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Shape", ["X"], ["shape"], name="shape"),
+            _const("zero", np.array(0, dtype=np.int64)),
+            helper.make_node("Gather", ["shape", "zero"], ["rows"], name="rows", axis=0),
+            helper.make_node("Cast", ["rows"], ["rows_u8"], name="rows_u8",
+                             to=TensorProto.UINT8),
+            helper.make_node("Cast", ["rows_u8"], ["trip"], name="trip",
+                             to=TensorProto.INT64),
+            _const("go", np.array(True)),
+            helper.make_node("Loop", ["trip", "go"], ["Y"], name="loop", body=body),
+        ],
+        "cast-trip",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["M", 2])],
+    )
+    return _model(graph)
+
+
 SAMPLES = {
     "predict_net": (predict_net, {"b": np.array(6, dtype=np.int32),
                                   "keepgoing": np.array(True)}),
@@ -154,6 +197,7 @@ SAMPLES = {
     "if_select": (if_select, {"cond": np.array(True),
                               "x": np.array([1.0, 2.0, 3.0], dtype=np.float32),
                               "y": np.array([0.5, -1.0, 4.0], dtype=np.float32)}),
+    "cast_trip": (cast_trip, {"X": np.linspace(-2, 2, 520, dtype=np.float32).reshape(260, 2)}),
 }
 
 

@@ -220,6 +220,8 @@ def check_models(args: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -
                              "glob each model gets random inputs (--seed, --shape)")
         if args.keep:
             raise UsageError("--keep keeps one model's IR: give one model")
+        if args.localize or args.reference:
+            raise UsageError("--localize and --reference look into one model: give one model")
         if args.json:
             args.format = one_format(args.format, "json")
         found = found_models([args.model], "onnx")

@@ -26,8 +26,8 @@ _WHAT = {
 _DO = {
     "onnx": "use `irtool convert {path}` to make IR of it, or `irtool check {path}` to compare "
             "backends on it",
-    "ir": "use `irtool validate`, `irtool run` or `irtool inspect` on it; `convert` and "
-          "`check` take the ONNX model it was made from",
+    "ir": "use `irtool validate`, `irtool run`, `irtool check` or `irtool inspect` on it; "
+          "`convert` takes the ONNX model it was made from",
     "npz": "it holds inputs or outputs: give the model first and the .npz after it",
     "npy": "a model goes here, and inputs are an .npz keyed by input name",
 }

@@ -89,11 +89,23 @@ class Engine:
         raise NotImplementedError
 
 
+STATE_KEY = "\0state:"
+"""What goes before a variable's id where a session's step gives the variables' values after
+it among its outputs (no IR name holds the NUL character)."""
+
+
 def flatten_steps(steps: Sequence[Feed]) -> dict[str, np.ndarray]:
     """The feeds (or outputs) of consecutive steps as one mapping keyed ``"<step>/<name>"``,
-    so that a whole session travels where one feed does (``Isolated``)."""
-    return {f"{number}/{name}": value for number, step in enumerate(steps)
-            for name, value in step.items()}
+    so that a whole session travels where one feed does (``Isolated``). Each step also has
+    the key ``"<step>/"`` (no tensor is named ``""``), so that steps without inputs count."""
+    flat: dict[str, np.ndarray] = {}
+    for number, step in enumerate(steps):
+        flat[f"{number}/"] = _STEP
+        flat.update((f"{number}/{name}", value) for name, value in step.items())
+    return flat
+
+
+_STEP = np.zeros(0, np.int8)  # the value of a step's own key
 
 
 def split_steps(flat: Feed) -> list[dict[str, np.ndarray]]:
@@ -103,5 +115,6 @@ def split_steps(flat: Feed) -> list[dict[str, np.ndarray]]:
         number, _, name = key.partition("/")
         while len(steps) <= int(number):
             steps.append({})
-        steps[int(number)][name] = value
+        if name:
+            steps[int(number)][name] = value
     return steps

@@ -22,7 +22,7 @@ from ..core.errors import BackendError, IRToolError
 from ..core.feeds import input_mismatch
 from ..ir import Model, read_model, write_model
 from ..ir.types import ELEMENT_TYPES, ElementType, from_raw_bits
-from .base import Engine, Feed, first_line, flatten_steps, one_line, split_steps
+from .base import STATE_KEY, Engine, Feed, first_line, flatten_steps, one_line, split_steps
 
 PathLike = str | os.PathLike[str]
 
@@ -36,6 +36,15 @@ def _irtool_output_names(model: Model | None) -> list[str]:
 # int4/int8 weights: group size 32).
 REFERENCE_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
                     "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+
+
+def describe_config(config: Mapping[str, str] | None) -> str:
+    """How a report says which settings OpenVINO ran with (None: ``REFERENCE_CONFIG``)."""
+    if config is None:
+        return "exact modes (" + ", ".join(f"{k}={v}" for k, v in REFERENCE_CONFIG.items()) + ")"
+    if not config:
+        return "its default settings"
+    return ", ".join(f"{k}={v}" for k, v in config.items()) + " (its defaults otherwise)"
 
 
 def cpu_plugin_refusals(model: Model) -> list[str]:
@@ -86,11 +95,17 @@ def run_ir(model_or_path: Model | PathLike,
 
 def run_ir_steps(model_or_path: Model | PathLike,
                  steps: Sequence[Mapping[str, Any] | Sequence[Any]], *,
-                 extensions: Sequence[PathLike] = ()) -> list[dict[str, np.ndarray]]:
+                 extensions: Sequence[PathLike] = (), config: Mapping[str, str] | None = None,
+                 by_result: bool = False, states: bool = False) -> list[dict[str, np.ndarray]]:
     """Outputs of each of ``steps`` run in turn on one OpenVINO infer request, so that a
     stateful model (ReadValue/Assign) keeps its variables from one step to the next, as
     a decode loop does. Inputs and output names as for :func:`run_ir`. ``extensions`` are
-    OpenVINO extension libraries to load first (openvino-tokenizers' ops, for one)."""
+    OpenVINO extension libraries to load first (openvino-tokenizers' ops, for one).
+
+    ``config``: the CPU plugin's properties (None: ``REFERENCE_CONFIG``, its exact modes;
+    ``{}``: its own defaults). ``by_result``: outputs keyed by the name of their Result
+    layer instead of their tensor name. ``states``: each step's outputs also hold the value
+    of every variable after the step (``query_state``), keyed ``STATE_KEY + variable id``."""
     try:
         import openvino as ov
     except ImportError as err:  # pragma: no cover - openvino is a dependency
@@ -106,7 +121,7 @@ def run_ir_steps(model_or_path: Model | PathLike,
             if not xml.is_file():
                 raise BackendError("no such IR file", file=str(xml))
             model = None  # OpenVINO also reads files irtool does not (ONNX); it names those
-            if xml.suffix.lower() == ".xml":
+            if xml.suffix.lower() == ".xml" and not by_result:
                 with contextlib.suppress(IRToolError):
                     model = read_model(xml)
         where = str(xml) if not isinstance(model_or_path, Model) else None
@@ -114,7 +129,8 @@ def run_ir_steps(model_or_path: Model | PathLike,
         try:
             for library in extensions:
                 core.add_extension(str(library))
-            compiled = core.compile_model(core.read_model(str(xml)), "CPU", REFERENCE_CONFIG)
+            compiled = core.compile_model(core.read_model(str(xml)), "CPU",
+                                          dict(REFERENCE_CONFIG if config is None else config))
         except Exception as err:
             raise BackendError(f"OpenVINO cannot compile the model: {one_line(err)}",
                                file=where) from None
@@ -128,15 +144,22 @@ def run_ir_steps(model_or_path: Model | PathLike,
                 step = f" (step {number})" if len(steps) > 1 else ""
                 raise BackendError(f"OpenVINO inference failed{step}: {one_line(err)}",
                                    file=where) from None
-            results.append(_outputs(compiled, request, _irtool_output_names(model)))
+            outputs = _outputs(compiled, request, _irtool_output_names(model), by_result)
+            if states:
+                for variable in request.query_state():
+                    outputs[STATE_KEY + variable.name] = _from_openvino(variable.state)
+            results.append(outputs)
     return results
 
 
-def _outputs(compiled: Any, request: Any, ours: list[str]) -> dict[str, np.ndarray]:
+def _outputs(compiled: Any, request: Any, ours: list[str],
+             by_result: bool = False) -> dict[str, np.ndarray]:
     outputs: dict[str, np.ndarray] = {}
     for pos, port in enumerate(compiled.outputs):
         names = port.get_names()
-        if pos < len(ours) and (ours[pos] in names or not names):
+        if by_result:
+            key = port.get_node().get_friendly_name()
+        elif pos < len(ours) and (ours[pos] in names or not names):
             key = ours[pos]
         elif names:
             key = port.get_any_name()
@@ -254,32 +277,45 @@ def _name(port: Any) -> str:
 
 
 class OpenVINOEngine(Engine):
-    """OpenVINO's CPU runtime on IR files, read from disk so the files themselves are tested."""
+    """OpenVINO's CPU runtime on IR files, read from disk so the files themselves are tested.
+    ``config``, ``by_result``: as for ``run_ir_steps`` (default: the exact modes, outputs by
+    tensor name)."""
 
     name = "openvino"
 
-    def __init__(self, xml_path: str | os.PathLike[str]) -> None:
+    def __init__(self, xml_path: str | os.PathLike[str],
+                 config: Mapping[str, str] | None = None, by_result: bool = False) -> None:
         self.xml_path = Path(xml_path)
+        self.config = None if config is None else dict(config)
+        self.by_result = by_result
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
-        return run_ir(self.xml_path, _only_inputs_of(self.xml_path, inputs))
+        return run_ir_steps(self.xml_path, [_only_inputs_of(self.xml_path, inputs)],
+                            config=self.config, by_result=self.by_result)[0]
 
 
 class OpenVINOSessionEngine(Engine):
     """OpenVINO's CPU runtime over consecutive steps of one infer request, its variables
     (ReadValue/Assign) kept from step to step. Inputs and outputs are the whole session,
-    flattened by ``flatten_steps``; ``extensions`` are OpenVINO extension libraries."""
+    flattened by ``flatten_steps``; ``extensions`` are OpenVINO extension libraries;
+    ``config``, ``by_result`` and ``states`` as for ``run_ir_steps``."""
 
     name = "openvino"
 
     def __init__(self, xml_path: str | os.PathLike[str],
-                 extensions: Sequence[str | os.PathLike[str]] = ()) -> None:
+                 extensions: Sequence[str | os.PathLike[str]] = (),
+                 config: Mapping[str, str] | None = None, by_result: bool = False,
+                 states: bool = False) -> None:
         self.xml_path = Path(xml_path)
         self.extensions = [str(e) for e in extensions]
+        self.config = None if config is None else dict(config)
+        self.by_result = by_result
+        self.states = states
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         return flatten_steps(run_ir_steps(self.xml_path, split_steps(inputs),
-                                          extensions=self.extensions))
+                                          extensions=self.extensions, config=self.config,
+                                          by_result=self.by_result, states=self.states))
 
 
 class OpenVINOFrontendEngine(Engine):

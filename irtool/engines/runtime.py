@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from ..ir import Model
-from .base import Engine, Feed
+from .base import STATE_KEY, Engine, Feed, flatten_steps, split_steps
 
 
 class IrtoolEngine(Engine):
@@ -36,3 +36,35 @@ class IrtoolEngine(Engine):
         self.applied = executor.optimizations
         feed = {n: inputs[n] for n in executor.input_names if n in inputs}
         return executor.run(feed)
+
+
+class IrtoolSessionEngine(Engine):
+    """irtool's runtime over consecutive steps of one session (``CompiledModel``), its
+    variables kept from step to step. Inputs and outputs are the whole session, flattened
+    by ``flatten_steps``; each step's outputs also hold the value of every variable after
+    it, keyed ``STATE_KEY + variable id`` (as ``OpenVINOSessionEngine(states=True)``)."""
+
+    name = "irtool"
+
+    def __init__(self, model_or_path: Model | str | os.PathLike[str],
+                 max_iterations: int | None = None, optimize: bool = True) -> None:
+        self.model_or_path = model_or_path
+        self.max_iterations = max_iterations
+        self.optimize = optimize
+        self.applied: dict[str, int] = {}
+
+    def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
+        from ..runtime.session import CompiledModel
+        from ..validation import read_valid
+
+        model = self.model_or_path
+        loaded = model if isinstance(model, Model) else read_valid(model)
+        session = CompiledModel(loaded, max_iterations=self.max_iterations,
+                                check=isinstance(model, Model), optimize=self.optimize)
+        self.applied = session.optimizations
+        steps = []
+        for feed in split_steps(inputs):
+            outputs = session.run({n: feed[n] for n in session.input_names if n in feed})
+            outputs.update({STATE_KEY + k: v for k, v in session.state.items()})
+            steps.append(outputs)
+        return flatten_steps(steps)

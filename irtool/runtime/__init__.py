@@ -8,8 +8,9 @@ from .compiler import compile_graph
 from .control_flow import DEFAULT_MAX_ITERATIONS
 from .executor import Executor
 from .plan import CONTROL_FLOW, Plan, RunOptions, Step
+from .trace import Tracer
 
 __all__ = [
-    "CONTROL_FLOW", "DEFAULT_MAX_ITERATIONS", "Executor", "Plan", "RunOptions", "Step",
+    "CONTROL_FLOW", "DEFAULT_MAX_ITERATIONS", "Executor", "Plan", "RunOptions", "Step", "Tracer",
     "compile_graph", "control_flow", "variables",
 ]

@@ -134,7 +134,7 @@ def _compile(graph: Graph, scope: str, options: RunOptions) -> Plan:
         output_names.append(tensor_name(r, port))
     return Plan(len(slot_of), steps, constants, parameters, results, input_slot_list,
                 output_slot_list, input_names, output_names, scope, options.check_declared,
-                options.optimize)
+                options.optimize, options.trace)
 
 
 def _kernel(layer: Layer, scope: str, options: RunOptions, consts: list[np.ndarray | None],

@@ -17,6 +17,7 @@ from .cache import PLANS
 from .compiler import compile_graph
 from .plan import Plan, RunOptions
 from .threads import BlasLimit, blas_thread_limit
+from .trace import Tracer
 from .variables import Variables
 
 _STATELESS = nullcontext()  # the variable binding of a plan without ReadValue or Assign
@@ -39,14 +40,20 @@ class Executor:
     rewrite that only makes runs faster, loop batching included (see ``RunOptions``).
     ``optimizations`` says what the rewrites did.
 
+    ``trace``: a ``runtime.trace.Tracer`` every run reports each computed value to (loop
+    bodies per iteration); the plan is then compiled for it alone, without the rewrites
+    (``optimize`` off), so that each value is one layer's output.
+
     A run computes IEEE results silently (log(-1) is NaN, x / 0 is inf): numpy's
     floating-point warnings are off while it runs.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
                  check: bool = True, cached: bool = False, vectorize: bool = True,
-                 optimize: bool = True) -> None:
+                 optimize: bool = True, trace: Tracer | None = None) -> None:
         self.model = model
+        if trace is not None:
+            optimize, cached = False, False
         vectorize = vectorize and optimize
         try:
             if cached:
@@ -57,7 +64,8 @@ class Executor:
             else:
                 if check:
                     require_valid(model)
-                self.plan, self.options = _compile(model, max_iterations, vectorize, optimize)
+                self.plan, self.options = _compile(model, max_iterations, vectorize, optimize,
+                                                   trace)
         except IRToolError as err:
             self._locate(err)
             raise
@@ -152,9 +160,10 @@ class Executor:
 
 
 def _compile(model: Model, max_iterations: int | None, vectorize: bool = True,
-             optimize: bool = True) -> tuple[Plan, RunOptions]:
+             optimize: bool = True, trace: Tracer | None = None) -> tuple[Plan, RunOptions]:
     options = RunOptions(max_iterations=max_iterations, check_declared=True,
-                         variables=Variables(), vectorize=vectorize, optimize=optimize)
+                         variables=Variables(), vectorize=vectorize, optimize=optimize,
+                         trace=trace)
     plan = compile_graph(model.graph, "", options)
     if model.version < 11:  # unnamed v10 outputs are named after their layer (see Model)
         plan.output_names = model.output_names()

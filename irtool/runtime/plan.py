@@ -22,6 +22,7 @@ from ..opset import Kernel
 from .codegen import straight
 from .declared import Verifier
 from .fastpath import Inline
+from .trace import Tracer
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Plan:
     scope: str = ""
     check_declared: bool = False  # see RunOptions
     optimize: bool = True  # see RunOptions: in-place writes in the generated code
+    trace: Tracer | None = None  # see RunOptions: the generated code reports each value
 
     def __post_init__(self) -> None:
         self.refresh()
@@ -114,7 +116,11 @@ class RunOptions:
     decompression chains are still computed in f32 at compile time, as OpenVINO's CPU
     plugin computes them (``passes.decompression``), and loop bodies still run as
     generated Python. ``applied`` counts what each rewrite did while the plan (and its
-    nested plans) compiled, by name."""
+    nested plans) compiled, by name.
+
+    ``trace``: a ``trace.Tracer`` the compiled code reports every value to, loop bodies per
+    iteration (in the scopes it watches); give it with ``optimize=False``, so that each
+    value is one layer's (the ``Executor`` does)."""
 
     max_iterations: int | None = None
     check_declared: bool = False
@@ -122,6 +128,7 @@ class RunOptions:
     vectorize: bool = True
     optimize: bool = True
     applied: Counter[str] = field(default_factory=Counter, compare=False)
+    trace: Tracer | None = field(default=None, compare=False)
 
 
 # Compilers for layers that are not plain kernels (Loop, TensorIterator, If; ReadValue and

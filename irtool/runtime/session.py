@@ -19,6 +19,7 @@ from ..core.errors import ExecutionError
 from ..ir.graph import Model
 from ..ir.types import ElementType
 from .executor import Executor
+from .trace import Tracer
 
 
 class State(MutableMapping[str, np.ndarray]):
@@ -67,9 +68,10 @@ class CompiledModel(Executor):
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True, optimize: bool = True) -> None:
+                 check: bool = True, optimize: bool = True, trace: Tracer | None = None
+                 ) -> None:
         super().__init__(model, max_iterations=max_iterations, check=check, cached=True,
-                         optimize=optimize)
+                         optimize=optimize, trace=trace)
         self._values: dict[str, np.ndarray] = {}
         self._draws: dict[str, int] = {}  # each RandomUniform's generator position
 

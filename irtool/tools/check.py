@@ -25,7 +25,7 @@ from ..core.sniff import refuse_other_kind
 from ..engines.base import Engine, EngineResult, first_line
 from ..engines.isolate import Isolated
 from ..engines.onnxruntime import OnnxRuntimeEngine
-from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals
+from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals, describe_config
 from ..engines.runtime import IrtoolEngine
 from ..ir import write_model
 from .compare import Comparison, compare_outputs
@@ -41,6 +41,8 @@ DEFAULT_TIMEOUT_S = 300.0
 
 if TYPE_CHECKING:
     import onnx
+
+    from .localize import Finding, Localization
 
 Progress = Callable[[str], None]
 
@@ -82,11 +84,25 @@ class CheckReport:
     optimizations: dict[str, dict[str, int]] = field(default_factory=dict)
     """What was applied to the IR checked: ``{"convert": {...}, "irtool": {...}}``, each
     rewrite's name and how often it applied (see ``describe_optimizations``)."""
+    intended_reference: str = "onnxruntime"
+    """What the values should be compared with: onnxruntime for an ONNX model, irtool or
+    saved outputs for an IR (``reference`` is another backend when that one failed)."""
+    steps: int = 1
+    """Steps of one session checked (an IR's variables carried from step to step)."""
+    openvino: str | None = None
+    """The settings OpenVINO ran with, in words (``engines.openvino.describe_config``)."""
+    openvino_config: dict[str, str] | None = None
+    """Those settings (None: its exact modes)."""
+    caused_by_settings: bool = False
+    """OpenVINO disagreed with these settings and agrees in its exact modes."""
+    notes: list[str] = field(default_factory=list)
+    localization: Localization | None = None
+    """Where the engines part, when ``check`` was asked to localize."""
 
     @property
     def ok(self) -> bool:
-        """Every backend ran and every output agrees with onnxruntime."""
-        return (self.reference == "onnxruntime"
+        """Every backend ran and every output agrees with the intended reference."""
+        return (self.reference == self.intended_reference
                 and all(b.ok for b in self.backends))
 
     def backend(self, name: str) -> BackendReport:
@@ -114,8 +130,11 @@ class CheckReport:
         text = f"FAIL: {', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not agree"
         if bad == ["openvino"] and _only_f64(self.backend("openvino")):
             text += f" on float64 output(s) only ({F64_CAUSE})"
-        if self.reference != "onnxruntime":
-            text += f" (onnxruntime failed; values compared with {self.reference})"
+        if self.caused_by_settings:
+            text += " (OpenVINO agrees in its exact modes: its settings cause it)"
+        if self.reference != self.intended_reference:
+            text += (f" ({self.intended_reference} failed; values compared with "
+                     f"{self.reference})")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,6 +144,10 @@ class CheckReport:
                 "optimize": self.optimize,
                 "optimizations": {k: dict(v) for k, v in self.optimizations.items()},
                 "backends": [b.to_dict() for b in self.backends],
+                "steps": self.steps, "openvino": self.openvino,
+                "openvino_config": self.openvino_config,
+                "caused_by_settings": self.caused_by_settings, "notes": list(self.notes),
+                "localization": self.localization.to_dict() if self.localization else None,
                 "failures": self.failures(), "verdict": self.verdict()}
 
     def format_table(self) -> str:
@@ -138,7 +161,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
           shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike[str] | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-          max_iterations: int | None = None, optimize: bool = True) -> CheckReport:
+          max_iterations: int | None = None, optimize: bool = True,
+          openvino_config: Mapping[str, str] | None = None, localize: bool = False,
+          memory_budget: int | None = None) -> CheckReport:
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
@@ -148,7 +173,9 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
     ``irtool.runtime.DEFAULT_MAX_ITERATIONS``). ``optimize=False`` converts without the
     optimising passes and runs irtool's executor without its rewrites; the report says
-    what was applied either way (``optimizations``).
+    what was applied either way (``optimizations``). ``openvino_config``: OpenVINO's CPU
+    properties (None: its exact modes). ``localize``: when OpenVINO parts from irtool on
+    the IR, where (``tools.localize``, within ``memory_budget`` bytes of values).
     Raises ``ConversionError`` when the model cannot be converted and
     ``CheckInputError`` when inputs cannot be made.
     """
@@ -176,7 +203,7 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
             # then still report the other backends. irtool's own runtime caps every loop.
             (Isolated(OnnxRuntimeEngine(proto), timeout), feed),
             (irtool_engine, ir_feed),
-            (Isolated(OpenVINOEngine(xml), timeout), ir_feed),
+            (Isolated(OpenVINOEngine(xml, config=openvino_config), timeout), ir_feed),
         ]
         outcomes: list[EngineResult] = []
         for backend, backend_feed in backends:
@@ -189,6 +216,14 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                 outcome.error = _openvino_reason(ir_model, outcome.error)
             outcomes.append(outcome)
         ir_path = str(xml) if keep_dir is not None else None
+        localization = _localize(xml, proto, feed, ir_feed, outcomes, rtol, atol,
+                                 openvino_config, memory_budget, timeout, max_iterations,
+                                 say) if localize else None
+        if localization is not None and keep_dir is None:
+            # The IR checked goes with the temporary folder: its lines are of no use.
+            localization.file = None
+            if localization.finding is not None:
+                localization.finding.line = None
 
     outputs = [o.name for o in proto.graph.output]
     # onnxruntime is the reference; when it refuses the model, OpenVINO (independent of
@@ -211,8 +246,102 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
                    "source": "random" if n in generated else "given"} for n, v in feed.items()]
     applied = {"convert": {k: v for k, v in converted.items() if v},
                "irtool": dict(irtool_engine.applied)}
-    return CheckReport(label, reference.engine if reference else "none", reports, outputs,
-                       input_rows, ir_path, rtol, atol, optimize, applied)
+    result = CheckReport(label, reference.engine if reference else "none", reports, outputs,
+                         input_rows, ir_path, rtol, atol, optimize, applied,
+                         openvino=describe_config(openvino_config),
+                         openvino_config=None if openvino_config is None
+                         else dict(openvino_config))
+    result.localization = localization
+    return result
+
+
+def _localize(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],
+              feed: Mapping[str, np.ndarray], outcomes: list[EngineResult],
+              rtol: float | None, atol: float | None, config: Mapping[str, str] | None,
+              budget: int | None, timeout: float, max_iterations: int | None,
+              say: Progress) -> Localization | None:
+    """Where irtool parts from onnxruntime (``onnx_localize``), when they disagree; else
+    where OpenVINO parts from irtool on the converted IR (``localize``)."""
+    from ..ir import read_model
+    from .localize import DEFAULT_MEMORY_BUDGET
+    from .localize import localize as find
+
+    ort, irt, ov = outcomes
+    budget = DEFAULT_MEMORY_BUDGET if budget is None else budget
+    if ort.ok and irt.ok:
+        rows = compare_outputs([o.name for o in proto.graph.output], irt.outputs or {},
+                               ort.outputs or {}, rtol=rtol, atol=atol)
+        targets = [r.output for r in rows if not r.ok and r.verdict != "extra"]
+        if targets:
+            return _localize_onnx(xml, proto, onnx_feed, feed, ort.outputs or {}, targets,
+                                  rtol, atol, budget, timeout, max_iterations, say)
+    if not (irt.ok and ov.ok):
+        return None
+    model = read_model(xml)
+    rows = compare_outputs(model.output_names(), ov.outputs or {}, irt.outputs or {},
+                           rtol=rtol, atol=atol)
+    targets = [r.output for r in rows if not r.ok and r.verdict != "extra"]
+    if not targets:
+        return None
+    say("localizing")
+    found = find(model, [feed], targets, config=config, rtol=rtol, atol=atol,
+                 memory_budget=budget, timeout=timeout, max_iterations=max_iterations,
+                 progress=say, candidate_outputs=ov.outputs)
+    if found.finding is not None:
+        found.finding.onnx_node = onnx_node(proto, found.finding, model)
+    return found
+
+
+def onnx_node(proto: onnx.ModelProto, finding: Finding, model: Any) -> str | None:
+    """The ONNX node a layer of irtool's conversion came from: the node producing a tensor
+    its output ports are named after (the converter keeps the ONNX names), else the node
+    it is named after; ``Op(outputs)`` or ``name (Op)``."""
+    from ..frontends.onnx.protos import node_label, walk_nodes
+
+    graph = model.graph
+    parts = finding.scope.split("/") if finding.scope else []
+    for k in range(0, len(parts), 2):  # "3/body/7/then_body": (3, body), (7, then_body)
+        graph = graph.layer(int(parts[k])).bodies[parts[k + 1]]
+    layer = graph.layer(finding.layer)
+    names = {n for p in layer.outputs for n in p.names}
+    for node in walk_nodes(proto.graph):
+        if names & set(node.output) or (node.name and node.name == layer.name):
+            return node_label(node) + (f" ({node.op_type})" if node.name else "")
+    return None
+
+
+def _localize_onnx(xml: Path, proto: onnx.ModelProto, onnx_feed: Mapping[str, np.ndarray],
+                   feed: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+                   targets: list[str], rtol: float | None, atol: float | None, budget: int,
+                   timeout: float, max_iterations: int | None, say: Progress
+                   ) -> Localization:
+    """irtool against onnxruntime, on the IR converted without optimisations (values one
+    to one with the ONNX nodes); when that IR agrees, an optimisation is the cause."""
+    from ..frontends.onnx import convert_model
+    from ..ir import read_model
+    from .localize import Localization
+    from .onnx_localize import localize_onnx
+
+    say("localizing")
+    plain = xml.with_name(xml.stem + ".unoptimized.xml")
+    write_model(convert_model(proto, optimize=False), plain)
+    ir = read_model(plain)
+    ours = IrtoolEngine(ir, max_iterations=max_iterations, optimize=False).try_run(feed)
+    if ours.ok and all(r.ok for r in compare_outputs(targets, ours.outputs or {}, expected,
+                                                     rtol=rtol, atol=atol)
+                       if r.verdict != "extra"):
+        report = Localization("onnxruntime", "irtool", file=str(plain), model=ir,
+                              memory_budget=budget)
+        report.reason = ("without optimisations (converter and runtime) irtool agrees with "
+                         "onnxruntime: an optimising pass causes the difference "
+                         "(check --no-optimize shows it)")
+        return report
+    found = localize_onnx(proto, ir, onnx_feed, feed, targets, rtol=rtol, atol=atol,
+                         memory_budget=budget, timeout=timeout,
+                         max_iterations=max_iterations, progress=say)
+    found.notes.append("irtool ran the IR converted without optimisations, so that its "
+                       "values map one to one onto the ONNX nodes")
+    return found
 
 
 # How each optimisation's count reads: (verb, thing, things).
@@ -402,10 +531,15 @@ def _format_table(report: CheckReport) -> str:
         lines.append("optimisations" + ("" if report.optimize else " (--no-optimize)") + ": "
                      + "; ".join(f"{where}: {describe_optimizations(applied)}"
                                  for where, applied in report.optimizations.items()))
-    if ref != "onnxruntime":
-        ort = next((b for b in report.backends if b.name == "onnxruntime"), None)
-        reason = ort.error if ort else "not run"  # type: ignore[assignment]
-        lines.append(f"onnxruntime failed: {reason}")
+    if report.openvino:
+        lines.append(f"OpenVINO: {report.openvino}")
+    if report.steps > 1:
+        lines.append(f"steps: {report.steps} of one session")
+    if ref != report.intended_reference:
+        meant = report.intended_reference
+        wanted = next((b for b in report.backends if b.name == meant), None)
+        reason = wanted.error if wanted else "not run"  # type: ignore[assignment]
+        lines.append(f"{meant} failed: {reason}")
         lines.append(f"reference instead: {ref} ({status})")
 
     left_w = [max(len(r[c]) for r in [header1, header2, *body]) for c in range(2)]
@@ -435,5 +569,9 @@ def _format_table(report: CheckReport) -> str:
     lines.append("")
     for problem in report.failures():
         lines.append(f"  {problem}")
+    for note in report.notes:
+        lines.append(f"  note: {note}")
+    if report.localization is not None:
+        lines.append(report.localization.format())
     lines.append(report.verdict())
     return "\n".join(lines)

@@ -63,6 +63,14 @@ class Comparison:
     rtol: float = 0.0
     atol: float = 0.0
     note: str = ""
+    first_mismatch: tuple[int, ...] | None = None
+    """The index of the first element beyond tolerance (C order)."""
+    first_nonfinite: tuple[int, ...] | None = None
+    """The index of the first NaN or infinity of ``actual`` (floats)."""
+    ref_first_nonfinite: tuple[int, ...] | None = None
+    """The same of the reference."""
+    at_first: tuple[Any, Any] | None = None
+    """``(actual, reference)`` at ``first_mismatch`` (numbers as Python numbers)."""
 
     @property
     def ok(self) -> bool:
@@ -90,13 +98,17 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in ("shape", "ref_shape"):
+        for key in ("shape", "ref_shape", "first_mismatch", "first_nonfinite",
+                    "ref_first_nonfinite"):
             if data[key] is not None:
-                data[key] = list(data[key])
+                data[key] = [int(i) for i in data[key]]
         for key in ("max_abs", "max_rel"):
             value = data[key]
             if value is not None and not np.isfinite(value):
                 data[key] = str(value)  # JSON has no inf/nan
+        if data["at_first"] is not None:
+            data["at_first"] = [v if not isinstance(v, float) or np.isfinite(v) else str(v)
+                                for v in data["at_first"]]
         return data
 
 
@@ -185,6 +197,9 @@ def _compare_exact(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
         diff = np.abs(act.astype(object) - ref.astype(object)).astype(np.float64) \
             if ref.size else np.zeros(0)
     row.mismatched = int(np.count_nonzero(act != ref))
+    if row.mismatched:
+        row.first_mismatch = _first(act != ref)
+        _values_at(row, act, ref)
     row.max_abs = float(diff.max()) if diff.size else 0.0
     if ref.dtype != np.bool_ and ref.size:
         scale = np.abs(ref.astype(np.float64))
@@ -193,18 +208,65 @@ def _compare_exact(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
     row.verdict = "ok" if row.mismatched == 0 else "mismatch"
 
 
+def _first(mask: np.ndarray) -> tuple[int, ...] | None:
+    """The index of the first true element of ``mask`` (None: none is)."""
+    flat = int(np.argmax(mask)) if mask.size else 0
+    if not mask.size or not mask.flat[flat]:
+        return None
+    return tuple(int(i) for i in np.unravel_index(flat, mask.shape))
+
+
+def _values_at(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
+    index = row.first_mismatch
+    if index is not None:
+        row.at_first = (act[index].item(), ref[index].item())
+
+
+def bad_elements(actual: np.ndarray, reference: np.ndarray, rtol: float | None = None,
+                 atol: float | None = None) -> np.ndarray | None:
+    """Per element, does ``actual`` miss ``reference`` (``compare``'s rules and tolerances)?
+    None when the two are not comparable element by element (dtype, shape or text)."""
+    act, ref = np.asarray(actual), np.asarray(reference)
+    if act.dtype != ref.dtype or act.shape != ref.shape or _is_text(ref.dtype) \
+            or ref.dtype.kind == "V":
+        return None
+    if not _is_float(ref.dtype):
+        return np.asarray(act != ref)
+    d_rtol, d_atol = default_tolerance(ref.dtype)
+    masks = _FloatMasks(act.astype(np.float64), ref.astype(np.float64),
+                        d_rtol if rtol is None else float(rtol),
+                        d_atol if atol is None else float(atol))
+    return masks.bad
+
+
+class _FloatMasks:
+    """Where two float arrays differ: NaN on one side only, infinities that differ, finite
+    values beyond ``atol + rtol * |ref|``; and the absolute differences."""
+
+    def __init__(self, act: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> None:
+        act_nan, ref_nan = np.isnan(act), np.isnan(ref)
+        self.nan_bad = act_nan != ref_nan
+        self.both_finite = np.isfinite(act) & np.isfinite(ref)
+        # Infinities must match exactly (same sign, same place).
+        self.inf_bad = ~self.both_finite & ~(act_nan | ref_nan) & (act != ref)
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.diff = np.where(self.both_finite, np.abs(act - ref), 0.0)
+            self.scale = np.abs(ref)
+            value_bad = self.both_finite & (self.diff > atol + rtol * self.scale)
+        self.bad = self.nan_bad | self.inf_bad | value_bad
+
+
 def _compare_float(row: Comparison, act: np.ndarray, ref: np.ndarray) -> None:
-    act_nan, ref_nan = np.isnan(act), np.isnan(ref)
-    nan_bad = act_nan != ref_nan
-    both_finite = np.isfinite(act) & np.isfinite(ref)
-    # Infinities must match exactly (same sign, same place).
-    inf_bad = ~both_finite & ~(act_nan | ref_nan) & (act != ref)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.where(both_finite, np.abs(act - ref), 0.0)
-        scale = np.abs(ref)
-        value_bad = both_finite & (diff > row.atol + row.rtol * scale)
-    bad = nan_bad | inf_bad | value_bad
-    row.mismatched = int(np.count_nonzero(bad))
+    m = _FloatMasks(act, ref, row.rtol, row.atol)
+    nan_bad, inf_bad, both_finite, diff, scale = m.nan_bad, m.inf_bad, m.both_finite, m.diff, \
+        m.scale
+    row.mismatched = int(np.count_nonzero(m.bad))
+    if row.mismatched:
+        row.first_mismatch = _first(m.bad)
+        _values_at(row, act, ref)
+    if not both_finite.all():
+        row.first_nonfinite = _first(~np.isfinite(act))
+        row.ref_first_nonfinite = _first(~np.isfinite(ref))
     row.max_abs = float(diff.max()) if diff.size else 0.0
     if nan_bad.any() or inf_bad.any():
         row.max_abs = float("inf")

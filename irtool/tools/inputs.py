@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from ..core.errors import IRToolError
 from ..core.feeds import input_mismatch
+from ..ir.graph import Graph, Model
 
 if TYPE_CHECKING:
     import onnx
@@ -140,11 +142,80 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
 
     Returns the feed (in graph-input order) and the names that were generated.
     """
-    specs = input_specs(model)
+    return make_feed(input_specs(model), given, seed=seed, shapes=shapes,
+                     default_dim=default_dim, also={vi.name for vi in model.graph.input},
+                     trip_counts=trip_count_inputs(model),
+                     conditions=loop_condition_inputs(model))
+
+
+def make_ir_inputs(model: Model, given: Mapping[str, Any] | None = None, *, seed: int = 0,
+                   shapes: Mapping[str, tuple[int, ...]] | None = None,
+                   default_dim: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """``make_inputs`` for an IR: one array per Parameter of the main graph, by tensor name,
+    of its declared element type and shape (random ones as for ONNX, the same for the same
+    names and seed; a Parameter that reaches a Loop's trip count or execution condition
+    through Convert/Squeeze/Unsqueeze/Reshape is kept from making it degenerate)."""
+    specs = []
+    for layer, name in zip(model.inputs, model.input_names()):
+        et = layer.element_type
+        if et is None or et.dtype is None:
+            raise CheckInputError(f"input {name!r} has element type "
+                                  f"{layer.attrs.get('element_type', '?')}, which numpy "
+                                  "cannot hold; give it in an .npz")
+        shape = layer.shape
+        dims = None if shape is None else tuple(None if d < 0 else d for d in shape)
+        specs.append(InputSpec(name, np.dtype(et.dtype), dims))
+    trip_counts, conditions = _ir_loop_inputs(model)
+    return make_feed(specs, given, seed=seed, shapes=shapes, default_dim=default_dim,
+                     trip_counts=trip_counts, conditions=conditions)
+
+
+_IR_PASS_THROUGH = {"Convert", "Squeeze", "Unsqueeze", "Reshape", "Identity"}
+
+
+def _ir_loop_inputs(model: Model) -> tuple[set[str], set[str]]:
+    """The main graph's inputs that reach a Loop's trip count (port 0) and execution
+    condition (port 1), bodies included, through layers that pass a value on."""
+    found: tuple[set[str], set[str]] = (set(), set())
+    names = dict(zip((p.id for p in model.inputs), model.input_names()))
+
+    def walk(graph: Graph, top: bool) -> None:
+        for layer in graph:
+            for body in layer.bodies.values():
+                walk(body, False)
+            if layer.type != "Loop":
+                continue
+            for index in (0, 1):
+                if index >= len(layer.inputs):
+                    continue
+                src = graph.source(layer.id, layer.inputs[index].id)
+                while src is not None:
+                    feeder = graph.layer(src[0])
+                    if feeder.type == "Parameter":
+                        if top and feeder.id in names:
+                            found[index].add(names[feeder.id])
+                        break
+                    if feeder.type not in _IR_PASS_THROUGH or not feeder.inputs:
+                        break
+                    src = graph.source(feeder.id, feeder.inputs[0].id)
+
+    walk(model.graph, True)
+    return found
+
+
+def make_feed(specs: list[InputSpec], given: Mapping[str, Any] | None = None, *,
+              seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
+              default_dim: int | None = None, also: AbstractSet[str] = frozenset(),
+              trip_counts: AbstractSet[str] = frozenset(),
+              conditions: AbstractSet[str] = frozenset(),
+              ) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The feed for inputs ``specs``: ``given`` arrays (checked against them) and random ones
+    for the rest (see the module docstring); ``also``: names that may be given besides
+    (ONNX initializers listed as inputs). Returns the feed and the names generated."""
     by_name = {s.name: s for s in specs}
     given = dict(given or {})
     shapes = dict(shapes or {})
-    all_inputs = {vi.name for vi in model.graph.input}  # initializers listed as inputs too
+    all_inputs = set(by_name) | set(also)
     # The inputs not given are made up, so only names that are no input are wrong.
     mismatch = input_mismatch([s.name for s in specs],
                               [k for k in given if k not in all_inputs], all_required=False)
@@ -154,8 +225,6 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
     if unknown:
         raise CheckInputError(f"--shape for {', '.join(unknown)}: no such input; the model "
                               f"takes {', '.join(s.name for s in specs) or 'none'}")
-    trip_counts = trip_count_inputs(model)
-    conditions = loop_condition_inputs(model)
     feed: dict[str, np.ndarray] = {}
     generated: list[str] = []
     for spec in specs:

@@ -14,7 +14,9 @@ import os
 import shutil
 import subprocess
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -352,10 +354,12 @@ _LEGEND = (
 )
 
 
-def _node_attrs(layer: Layer, role: str | None = None) -> str:
+def _node_attrs(layer: Layer, role: str | None = None, mark: Mark | None = None) -> str:
     label = f"{layer.name}\n{layer.type}-{layer.version}"
     if role:
         label += f"\n({role})"
+    if mark is not None and mark.text:
+        label += "\n" + mark.text
     if layer.type == "Const":
         try:
             value = layer.const_value()
@@ -366,21 +370,163 @@ def _node_attrs(layer: Layer, role: str | None = None) -> str:
     shape = {"Parameter": "ellipse", "Result": "ellipse", "Const": "note"}.get(
         layer.type, "box3d" if layer.type in CONTROL_FLOW else "box")
     marked = ", peripheries=2, style=filled, fillcolor=lightyellow" if role else ""
+    if mark is not None:
+        marked = (f", style=\"filled,bold\", color={mark.color}, "
+                  f"fillcolor={mark.fill}, penwidth=2")
     return f"label={_dot_label(label)}, shape={shape}{marked}"
 
 
-def to_dot(model: Model) -> str:
+@dataclass(frozen=True)
+class Mark:
+    """How one layer is drawn out: its colours and extra lines under its name."""
+
+    text: str = ""
+    color: str = "red"
+    fill: str = "mistyrose"
+
+
+@dataclass
+class Highlight:
+    """A layer to draw out (``path``: ``"3/body/7"``, as ``core.scopes`` names it) with
+    ``text`` on it, and the control-flow layers around it (``around``: path -> text, the
+    iteration or branch). ``radius``: only the layers that many edges from the way to it
+    are drawn, and only the bodies on the way are opened (None: the whole model)."""
+
+    path: str
+    text: str = ""
+    around: dict[str, str] = field(default_factory=dict)
+    radius: int | None = None
+
+
+def to_dot(model: Model, highlight: Highlight | None = None) -> str:
     """A graphviz ``digraph`` a person reads at a glance: each body a ``cluster_...``
     subgraph drawn below its Loop/TensorIterator/If; port maps dotted and labelled by
     purpose; back edges ``style=dashed color=red``; data edges labelled with the element
     type and shape they carry; the iteration-number Parameter and the condition Result
-    marked; a legend."""
+    marked; a legend. ``highlight``: one layer drawn out in red with its text, the
+    Loops/Ifs it is inside in orange, and, with a radius, only its neighbourhood."""
     lines = ["digraph irtool {", "  graph [rankdir=TB, fontsize=10];",
              "  node [fontsize=10];", "  edge [fontsize=8];"]
-    _dot_graph(model.graph, "", lines, "  ", {})
-    lines.append(f"  legend [shape=note, fontsize=9, label=\"{_LEGEND}\"];")
+    view = _View(model, highlight)
+    _dot_graph(model.graph, "", lines, "  ", {}, view)
+    legend = _LEGEND
+    if highlight is not None:
+        legend += "red: the layer found; orange: the loops and branches it is inside\\l"
+        if highlight.radius is not None:
+            legend += (f"only layers within {highlight.radius} edges of the way to it are "
+                       "drawn\\l")
+    lines.append(f"  legend [shape=note, fontsize=9, label=\"{legend}\"];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+class _View:
+    """What ``to_dot`` draws: every layer, or the neighbourhood of a highlighted one."""
+
+    def __init__(self, model: Model, highlight: Highlight | None) -> None:
+        self.highlight = highlight
+        self.marks: dict[str, Mark] = {}
+        self.keep: dict[str, set[int]] | None = None
+        if highlight is None:
+            return
+        self.marks[highlight.path] = Mark(highlight.text)
+        for path, text in highlight.around.items():
+            self.marks[path] = Mark(text, "darkorange", "moccasin")
+        if highlight.radius is None:
+            return
+        # The graphs on the way down: each keeps the layers within ``radius`` of the layer
+        # that leads deeper (or of the one found).
+        self.keep = {}
+        parts = highlight.path.split("/")
+        graph, scope = model.graph, ""
+        for k in range(0, len(parts), 2):
+            layer_id = int(parts[k])
+            self.keep[scope] = _near(graph, layer_id, highlight.radius)
+            if k + 1 >= len(parts) or layer_id not in graph:
+                break
+            body = graph.layer(layer_id).bodies.get(parts[k + 1])
+            if body is None:
+                break
+            scope = f"{scope}/{layer_id}/{parts[k + 1]}" if scope else \
+                f"{layer_id}/{parts[k + 1]}"
+            graph = body
+
+    def drawn(self, scope: str, layer_id: int) -> bool:
+        return self.keep is None or layer_id in self.keep.get(scope, set())
+
+    def opened(self, scope: str, layer_id: int, body: str) -> bool:
+        """Is ``body`` of layer ``layer_id`` drawn (on the way down, or everything)?"""
+        if self.keep is None:
+            return True
+        inner = f"{scope}/{layer_id}/{body}" if scope else f"{layer_id}/{body}"
+        return inner in self.keep
+
+
+def _near(graph: Graph, layer_id: int, radius: int) -> set[int]:
+    """The layers at most ``radius`` edges from ``layer_id``, either way."""
+    seen = {layer_id} if layer_id in graph else set()
+    frontier = set(seen)
+    for _ in range(radius):
+        nxt = set()
+        for node in frontier:
+            nxt.update(graph.nx.predecessors(node))
+            nxt.update(graph.nx.successors(node))
+        frontier = nxt - seen
+        seen |= frontier
+    return seen
+
+
+def highlight_dot(model: Model, finding: Any, localization: Any = None,
+                  radius: int = 3) -> str:
+    """The drawing of a layer ``tools.localize`` found: it in red with its error statistics,
+    the loops and branches around it in orange with the iteration, its neighbourhood."""
+    lines = []
+    names = (localization.candidate, localization.reference) if localization else None
+    for row in finding.outputs:
+        lines.append(_short_row(row, names))
+    if finding.kind == "loop" and finding.note:
+        lines.append(finding.note)
+    if localization is not None:
+        lines.insert(0, f"{localization.candidate} vs {localization.reference}"
+                     + (f", step {finding.step}" if finding.step is not None else ""))
+    around = {}
+    for hop in finding.hops:
+        path = f"{hop.scope}/{hop.layer}" if hop.scope else str(hop.layer)
+        around[path] = (f"iteration {hop.iteration}" if hop.iteration is not None
+                        else f"{hop.body.removesuffix('_body')} branch taken"
+                        if hop.type == "If" else "")
+    return to_dot(model, Highlight(finding.path, "\n".join(_wrap(t) for t in lines), around,
+                                   radius))
+
+
+def _short_row(row: Any, names: tuple[str, str] | None = None) -> str:
+    if row.verdict != "mismatch":
+        return f"{row.output}: {row.describe()}"
+    text = f"{row.output}: {row.mismatched} of {row.total} differ"
+    if row.max_abs is not None:
+        text += f", max abs {row.max_abs:.3g}"
+    if row.max_rel is not None:
+        text += f", max rel {row.max_rel:.3g}"
+    if row.first_nonfinite is not None or row.ref_first_nonfinite is not None:
+        text += ", NaN/inf"
+    if row.at_first is not None and names is not None:
+        at = f" at {list(row.first_mismatch)}" if row.first_mismatch else ""
+        text += f"; first{at}: {names[0]} {row.at_first[0]:.4g}, {names[1]} " \
+                f"{row.at_first[1]:.4g}" if all(isinstance(v, (int, float))
+                                                 for v in row.at_first) else ""
+    return text
+
+
+def _wrap(text: str, width: int = 48) -> str:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _roles(layer: Layer) -> dict[int, str]:
@@ -426,20 +572,29 @@ def _input_label(graph: Graph, layer: Layer, port_id: int, text: str) -> str:
 
 
 def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
-               roles: dict[int, str]) -> None:
+               roles: dict[int, str], view: _View | None = None) -> None:
+    view = view or _View(Model(graph), None)
     for layer in graph:
+        if not view.drawn(scope, layer.id):
+            continue
+        path = f"{scope}/{layer.id}" if scope else str(layer.id)
         lines.append(f"{indent}{_dot_id(scope, layer.id)} "
-                     f"[{_node_attrs(layer, roles.get(layer.id))}];")
+                     f"[{_node_attrs(layer, roles.get(layer.id), view.marks.get(path))}];")
         for body_name, body in layer.bodies.items():
+            if not view.opened(scope, layer.id, body_name):
+                continue
             inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
             cluster = "cluster_" + inner.replace("/", "_")
             lines.append(f"{indent}subgraph {cluster} {{")
             title = _dot_label(f"{layer.type} {layer.name}: {body_name}")
             lines.append(f"{indent}  label={title};")
             lines.append(f"{indent}  style=rounded;")
-            _dot_graph(body, inner, lines, indent + "  ", _roles(layer))
+            _dot_graph(body, inner, lines, indent + "  ", _roles(layer), view)
             if body_name == "body":
                 for edge in layer.back_edges:
+                    if not (view.drawn(inner, edge.from_layer)
+                            and view.drawn(inner, edge.to_layer)):
+                        continue
                     lines.append(f"{indent}  {_dot_id(inner, edge.from_layer)} -> "
                                  f"{_dot_id(inner, edge.to_layer)} [style=dashed, color=red, "
                                  f'label="back edge", constraint=false];')
@@ -447,7 +602,7 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
             map_name = "port_map" if body_name == "body" else \
                 body_name.replace("_body", "_port_map")
             for e in layer.port_maps.get(map_name, []):
-                if e.external_port_id < 0:
+                if e.external_port_id < 0 or not view.drawn(inner, e.internal_layer_id):
                     continue
                 label = _dot_label(f"port {e.external_port_id}: {_port_map_label(layer, e)}")
                 outer, body_end = _dot_id(scope, layer.id), _dot_id(inner, e.internal_layer_id)
@@ -457,6 +612,8 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
                 lines.append(f"{indent}{outer} -> {body_end} [style=dotted, color=blue"
                              f"{direction}, label={label}];")
     for link in graph.edges():
+        if not (view.drawn(scope, link.from_layer) and view.drawn(scope, link.to_layer)):
+            continue
         producer = graph.layer(link.from_layer)
         consumer = graph.layer(link.to_layer)
         text = _input_label(graph, consumer, link.to_port,

@@ -276,14 +276,28 @@ def test_cli_failed_conversion_is_one_line(tmp_path: Path) -> None:
     assert proc.stdout == ""
 
 
+# The samples made to show an engine's own difference (samples/make_samples.py):
+# cast_trip.onnx's trip count is a length cast through uint8, which OpenVINO's CPU plugin
+# does not wrap (docs/openvino-quirks.md, "A loop whose trip count is a cast length").
+ENGINE_DIFFERENCE_SAMPLES = {"cast_trip.onnx": "openvino"}
+
+
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.onnx")))
 def test_samples_pass(sample: str) -> None:
-    """Every shipped sample, with its own inputs when it has them, agrees everywhere."""
+    """Every shipped sample, with its own inputs when it has them, agrees everywhere; in a
+    sample made to show an engine's difference, irtool still agrees with onnxruntime."""
     path = SAMPLES / sample
     npz = path.with_name(path.stem + ".inputs.npz")
     given = dict(np.load(npz)) if npz.is_file() else None
     report = check(path, given)
-    assert report.ok, report.format_table()
+    differing = ENGINE_DIFFERENCE_SAMPLES.get(sample)
+    if differing is None:
+        assert report.ok, report.format_table()
+        return
+    backends = {b.name: b for b in report.backends}
+    assert backends["irtool"].ok, report.format_table()
+    if not backends[differing].ok:  # where the quirk reproduces: the report says so
+        assert "does not agree" in report.format_table() or backends[differing].error
 
 
 def test_loop_condition_inputs_start_true() -> None:

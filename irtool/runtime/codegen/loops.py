@@ -43,6 +43,7 @@ from ..declared import Verifier
 from ..fastpath import gather_axis
 from ..iteration import Iterate, Iteration, Stacking, annotate_iteration
 from ..plan import Plan, RunOptions, Step
+from ..trace import Tracer
 from .straight import step_comment, value_name
 from .toolkit import Code, emit_steps, emit_verify, reuse_for
 
@@ -79,10 +80,11 @@ def generate(it: Iteration, layer: Layer, scope: str,
     module docstring's rewrites; ``options.applied`` counts those made.
     """
     options = options or RunOptions()
-    gen = _Generator(it, layer, scope, check_condition, options.optimize)
+    gen = _Generator(it, layer, scope, check_condition, options.optimize, options.trace)
     options.applied["loop rewrites"] += len(gen.stacking) + len(gen.fused) + len(gen.squeeze)
     run, source = gen.build(squeeze=False)
-    run_squeezed = gen.build(squeeze=True)[0] if gen.squeeze else None
+    run_squeezed = gen.build(squeeze=True)[0] if gen.squeeze and options.trace is None \
+        else None
     squeezed = {k: axis for k, (_, axis) in gen.squeeze.items()}
     return Iterate(run, gen.stacking, source, squeezed, run_squeezed)
 
@@ -91,10 +93,12 @@ class _Generator:
     """The compile-time analysis of one loop body, and the code built from it."""
 
     def __init__(self, it: Iteration, layer: Layer, scope: str,
-                 check_condition: Callable[[Any], bool], optimize: bool = True) -> None:
+                 check_condition: Callable[[Any], bool], optimize: bool = True,
+                 trace: Tracer | None = None) -> None:
         self.it, self.layer, self.scope = it, layer, scope
         self.check_condition = check_condition
         self.optimize = optimize
+        self.trace = trace
         body = self.body = it.body
         steps = self.steps = body.steps
         out_slots = self.out_slots = body.output_slots
@@ -211,6 +215,7 @@ class _Generator:
                 code.add(f"v{steps[q].outputs[0]} = p{k}[i]")
             else:
                 code.add(f"v{params[spec.param]} = p{k}[i]")
+        watched = self._emit_trace(code)
         for g, (data, axis) in self.fused.items():
             code.free[f"new_counter{g}"] = _counter_value(it.current_dtype)
             pro += [f"d{g} = {name(data)}",
@@ -235,12 +240,12 @@ class _Generator:
             if k in skip:
                 continue
             if k in self.fused:
-                emit_steps(code, run, name, reuse)
+                emit_steps(code, run, name, reuse, trace=watched)
                 run = []
                 self._emit_counter_gather(code, k, skip)
             else:
                 run.append((k, step))
-        emit_steps(code, run, name, reuse)
+        emit_steps(code, run, name, reuse, trace=watched)
         if body.check_declared:
             # The first iteration's values against their ports (the types of a body's
             # values do not change between iterations).
@@ -296,7 +301,8 @@ class _Generator:
                          located=located, annotate=annotate)
         # A body of Consts alone (its Results fed by them) leaves the loop with no statement.
         body_lines = code.indented(2) or ["        pass"]  # type: ignore[list-item]
-        lines = [*pro, "i = -1", "try:", "    for i in range(lim):", *body_lines,
+        lines = [*pro, "i = -1", *(["trace_enter()"] if self.trace is not None else []),
+                 "try:", "    for i in range(lim):", *body_lines,
                  "except ExecutionError as err:",
                  "    annotate(err, i)",
                  "    raise",
@@ -304,11 +310,34 @@ class _Generator:
                  "    raise",
                  "except Exception as err:",
                  "    raise located(step_at(err), err, i) from err",
+                 *(["finally:", "    trace_leave()"] if self.trace is not None else []),
                  f"return i + 1, cond, [{', '.join(lasts)}], "
                  f"[{', '.join(f'a{ci}' for ci in range(len(it.concat)))}]"]
         run = code.build(f"loop {where}", "outer, parts, lim, cond", lines,  # type: ignore[assignment]
                          lambda index: step_comment(body, index))
         return run, run.source  # type: ignore[attr-defined, return-value]
+
+    def _emit_trace(self, code: Code) -> bool:
+        """With a tracer: the loop says when it starts, ends (``finally``) and begins each
+        iteration, passing the body Parameters' values when the tracer watches the body
+        (then True: the steps report theirs too)."""
+        trace = self.trace
+        if trace is None:
+            return False
+        it, body = self.it, self.body
+        watched = trace.watches(body.scope)
+        # Every body Parameter holds a value when an iteration starts, except the iteration
+        # number when nothing reads it (then the code never makes it).
+        held = [k for k in range(len(body.parameters)) if k != it.current
+                or it.current_fed_back or self.need_counter]
+        enter, iteration, leave = trace.loop(
+            body.scope, [body.parameters[k] for k in held] if watched else None)
+        code.free.update(trace_enter=enter, trace_iteration=iteration, trace_leave=leave)
+        if watched:
+            code.free["trace"] = trace.steps(body.scope, [s.layer for s in self.steps])
+        values = "".join(f"v{self.params[k]}, " for k in held) if watched else ""
+        code.add(f"trace_iteration(i, ({values}))")
+        return watched
 
     def _emit_counter_gather(self, code: Code, k: int, skip: set[int]) -> None:
         """``X[..., i, ...]`` for Gather step ``k``; a view when only inlined numpy steps

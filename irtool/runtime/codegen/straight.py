@@ -9,8 +9,9 @@ from typing import Protocol
 import numpy as np
 
 from ...core.errors import IRToolError
-from ...ir.graph import describe_layer
+from ...ir.graph import Layer, describe_layer
 from ..declared import Verifier
+from ..trace import Tracer
 from .toolkit import Code, StepLike, emit_steps, emit_verify, reuse_for
 
 
@@ -21,9 +22,11 @@ class PlanLike(Protocol):
     constants: dict[int, np.ndarray]
     input_slots: list[int]
     output_slots: list[int]
+    parameters: list[Layer]
     scope: str
     verify: Verifier
     optimize: bool  # False: no step writes into an input's buffer (``toolkit.Reuse``)
+    trace: Tracer | None  # reports every value (``runtime.trace``)
 
     @property
     def steps(self) -> Sequence[StepLike]: ...
@@ -50,9 +53,16 @@ def straight_line(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.nd
         code.add(f"{', '.join(f'v{s}' for s in plan.input_slots)}, = inputs", -1)
     else:
         code.add("if len(inputs): raise ValueError", -1)
+    traced = plan.trace is not None and plan.trace.watches(plan.scope)
+    if traced:
+        code.free["trace"] = plan.trace.steps(plan.scope,  # type: ignore[union-attr]
+                                              [s.layer for s in plan.steps])
+        code.free["trace_inputs"] = plan.trace.inputs(plan.scope,  # type: ignore[union-attr]
+                                                      plan.parameters)
+        code.add("trace_inputs(inputs)", -1)
     emit_steps(code, list(enumerate(plan.steps)), lambda slot: value_name(plan, slot),
                reuse_for(plan.steps, plan.output_slots, plan.constants) if plan.optimize
-               else None)
+               else None, trace=traced)
     emit_verify(code, plan.verify, lambda slot: value_name(plan, slot))
     outputs = ", ".join(value_name(plan, i) for i in plan.output_slots)
     code.free["IRToolError"] = IRToolError
@@ -93,6 +103,9 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
     base: list = [None] * plan.num_slots
     for slot, value in plan.constants.items():
         base[slot] = value
+    tracer = plan.trace if plan.trace is not None and plan.trace.watches(plan.scope) else None
+    trace = tracer.steps(plan.scope, [s.layer for s in plan.steps]) if tracer else None
+    trace_inputs = tracer.inputs(plan.scope, plan.parameters) if tracer else None
 
     def execute(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(inputs) != len(plan.input_slots):
@@ -100,6 +113,8 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
         values = list(base)
         for slot, value in zip(plan.input_slots, inputs):
             values[slot] = value
+        if trace_inputs is not None:
+            trace_inputs(tuple(inputs))
         for k, (kernel, ins, outs, drop) in enumerate(program):
             try:
                 results = kernel([values[i] for i in ins])
@@ -111,6 +126,8 @@ def interpreted(plan: PlanLike) -> Callable[[Sequence[np.ndarray]], list[np.ndar
                 values[slot] = value
                 if slot in checked:
                     verify((value,), checked[slot])
+            if trace is not None:
+                trace(k, tuple(results))
             for slot in drop:
                 values[slot] = None
         return [values[i] for i in plan.output_slots]

@@ -115,7 +115,7 @@ def emit_verify(code: Code, verify: Verifier, name: Callable[[int], str],
 
 
 def emit_steps(code: Code, steps: Sequence[tuple[int, StepLike]], name: Callable[[int], str],
-               reuse: Reuse | None = None) -> None:
+               reuse: Reuse | None = None, trace: bool = False) -> None:
     """Add the lines running ``steps`` (``(index, step)`` pairs, in order) to ``code``.
 
     Consecutive inlined steps form a chain checked once: the guard of the first step
@@ -124,7 +124,13 @@ def emit_steps(code: Code, steps: Sequence[tuple[int, StepLike]], name: Callable
     branch is plain numpy calls, and its other branch runs each step on its own
     (``emit_step``). A step whose guard the facts do not imply starts a new chain.
     With ``reuse``, a fast-branch call may write into a dead input's buffer (see ``Reuse``).
+    ``trace``: each step on its own, followed by a call of the free name ``trace`` with
+    its values (``runtime.trace``).
     """
+    if trace:
+        for index, step in steps:
+            emit_step(code, index, step, name, trace=True)
+        return
     chain = _Chain(name, reuse)
     for index, step in steps:
         if step.inlined is not None and len(step.outputs) == 1 and chain.admit(index, step):
@@ -332,10 +338,11 @@ def fits(target: np.ndarray, other: np.ndarray) -> bool:
 
 
 def emit_step(code: Code, index: int, step: StepLike, name: Callable[[int], str],
-              outputs: Sequence[str] | None = None) -> None:
+              outputs: Sequence[str] | None = None, trace: bool = False) -> None:
     """Add the lines running ``step`` (number ``index``) to ``code``: a kernel call, or
     for an inlined step a guarded direct call with the kernel call as the other branch.
-    ``outputs`` overrides the names the step's results are stored in."""
+    ``outputs`` overrides the names the step's results are stored in; ``trace`` adds a
+    line passing them to ``trace(index, values)``."""
     outs = list(outputs) if outputs is not None else [f"v{slot}" for slot in step.outputs]
     args = [name(i) for i in step.inputs]
     code.free[f"k{index}"] = step.kernel
@@ -361,3 +368,5 @@ def emit_step(code: Code, index: int, step: StepLike, name: Callable[[int], str]
         code.add(f"{', '.join(outs)}, *_ = {call}", index)
     else:
         code.add(call, index)
+    if trace:
+        code.add(f"trace({index}, ({''.join(f'{o}, ' for o in outs)}))", index)
