@@ -10,9 +10,21 @@ executor, and cross-check against onnxruntime and OpenVINO::
     report = irtool.check("m.onnx", seed=1, rtol=1e-3)
     print(irtool.inspect("out/m.xml"))
     session = irtool.compile(model)   # stateful: variables kept from run to run
+    irtool.reduce("m.xml", "in.npz", "openvino-crash", "out/")  # a minimal reproducer
 """
 
-from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
+from .api import (
+    check,
+    compile,
+    convert,
+    inspect,
+    load,
+    reduce,
+    run,
+    run_steps,
+    save,
+    validate,
+)
 from .core.diagnostics import Diagnostic
 from .core.errors import (
     BackendError,
@@ -33,7 +45,7 @@ __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
     "__version__", "backend", "check", "compile", "convert", "inspect", "load",
-    "load_extension", "run", "run_steps", "save", "validate",
+    "load_extension", "reduce", "run", "run_steps", "save", "validate",
 ]
 
 
