@@ -11,6 +11,9 @@ reproducer must keep from how the model was built, never from irtool:
   where ``x > 0.5``: irtool and OpenVINO disagree there and only there.
 * ``wrong_kernel_in_loops``: the same ``Sin`` inside the body of a Loop nested ``depth`` deep
   (each body a short chain of its own), the loops between two halves of the chain.
+* ``wrong_kernel_in_if``: the same ``Sin`` in the branch of an If the run takes.
+* ``wrong_kernel_in_tensor_iterator``: the same ``Sin`` in a TensorIterator's body, wrong in
+  its last iteration only.
 * ``zero_trip_crash``: the Loop of ``docs/openvino-quirks.md`` that OpenVINO's CPU plugin dies
   of (SIGFPE) compiling: a trip count Const 0 and a concatenated output.
 * ``swapped_carry``: the Loop of ``docs/openvino-quirks.md`` whose carried values swap
@@ -42,6 +45,8 @@ class Buried:
     feed: dict[str, np.ndarray]
     planted: str
     minimal_ops: list[str] = field(default_factory=list)
+    before: int = 0
+    """How many layers of the chain come before the planted part."""
 
 
 def chain(net: Net, v: Value, n: int, start: int = 0) -> Value:
@@ -53,6 +58,16 @@ def chain(net: Net, v: Value, n: int, start: int = 0) -> Value:
             v = net.op(kind, "opset1", [v, c], {"auto_broadcast": "numpy"})
         else:
             v = net.op(kind, "opset1", [v])
+    return v
+
+
+def chain_numpy(x: np.ndarray, n: int, start: int = 0) -> np.ndarray:
+    """What ``chain`` computes, by hand."""
+    v = x
+    for i in range(start, start + n):
+        kind = _CHAIN[i % 4]
+        v = (-v if kind == "Negative" else np.abs(v) if kind == "Abs"
+             else v + np.float32(0.01) if kind == "Add" else v * np.float32(0.999))
     return v
 
 
@@ -74,7 +89,7 @@ def wrong_kernel_chain(layers: int = 1000) -> Buried:
     before, after = _halves(layers)
     v = net.op("Sin", "opset16", [chain(net, x, before)], name="planted")
     net.result(chain(net, v, after - 1, start=before + 1), "y")
-    return Buried(net.model(), _feed(), "planted", ["Sin"])
+    return Buried(net.model(), _feed(), "planted", ["Sin"], before)
 
 
 def wrong_kernel_in_loops(layers: int = 1000, depth: int = 2, trips: int = 3,
@@ -111,6 +126,49 @@ def _nested(net: Net, outer: Value, depth: int, trips: int, body_layers: int) ->
     loop.output(out, info("f32", SHAPE))
     _, (result,) = loop.build()
     return result
+
+
+def wrong_kernel_in_if(layers: int = 1000) -> Buried:
+    """The wrong ``Sin`` in the then-branch of an If whose condition is the input ``c``
+    (fed true); the else-branch a ``Cos``."""
+    net = Net()
+    x = net.param("x", "f32", SHAPE)
+    c = net.param("c", "boolean", ())
+    before, after = _halves(layers)
+    v = chain(net, x, before)
+    then, other = Net(), Net()
+    tx, ex = then.param("tx", "f32", SHAPE), other.param("ex", "f32", SHAPE)
+    t_out = then.result(then.op("Sin", "opset16", [tx], name="planted"))
+    e_out = other.result(other.op("Cos", "opset1", [ex]))
+    branch = net.if_(c, then, other)
+    branch.then_input(v, tx)
+    branch.else_input(v, ex)
+    branch.output(t_out, e_out, info("f32", SHAPE))
+    _, (chosen,) = branch.build()
+    net.result(chain(net, chosen, after - 1, start=before + 1), "y")
+    return Buried(net.model(), {**_feed(), "c": np.array(True)}, "planted", ["Sin"])
+
+
+def wrong_kernel_in_tensor_iterator(layers: int = 1000) -> Buried:
+    """The wrong ``Sin`` in the body of a TensorIterator over the rows of the chain's value
+    (sliced on axis 0, the rows joined again), only the last row above 0.5 there."""
+    net = Net()
+    x = net.param("x", "f32", SHAPE)
+    before, after = _halves(layers)
+    v = chain(net, x, before)
+    # Rows 0..2 scaled into [0, 0.5): the wrong kernel shows in the last iteration only.
+    scale = np.ones(SHAPE, np.float32)
+    scale[:-1] = 0.1
+    v = net.op("Multiply", "opset1", [v, net.const(scale)], {"auto_broadcast": "numpy"})
+    body = Net()
+    row = body.param("row", "f32", (1, SHAPE[1]))
+    out = body.result(body.op("Sin", "opset16", [row], name="planted"))
+    ti = net.tensor_iterator(body)
+    ti.sliced(v, row, axis=0)
+    ti.output(out, info("f32", SHAPE), axis=0)
+    _, (rows,) = ti.build()
+    net.result(chain(net, rows, after - 2, start=before + 1), "y")
+    return Buried(net.model(), _feed(), "planted", ["Sin"])
 
 
 def zero_trip_crash(layers: int = 1000) -> Buried:

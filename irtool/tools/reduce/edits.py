@@ -211,11 +211,22 @@ class _Edit:
         tidy(self.model, self.feed)
         if not self.graph.results():
             return None
+        self._name_outputs()
         values = None
         if keep_values and self.known:
             values = {k: v for k, v in {**self.values, **self.new_values}.items()
                       if k[0] in self.graph}
         return Candidate(self.model, self.feed, values, what)
+
+
+    def _name_outputs(self) -> None:
+        """Every model output has a tensor name (OpenVINO's users read outputs by name):
+        an unnamed port feeding a Result is named as the Result."""
+        for result in self.graph.results():
+            src = self.graph.source(result.id, result.inputs[0].id) if result.inputs else None
+            port = self.graph.layer(src[0]).port(src[1]) if src is not None else None
+            if port is not None and not port.names:
+                port.names = (self.fresh(result.name, free={result.name}),)
 
 
 def tidy(model: Model, feed: dict[str, np.ndarray]) -> None:

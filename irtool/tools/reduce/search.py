@@ -27,9 +27,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from ...core.diagnostics import errors_only
+from ...core.diagnostics import Diagnostic, errors_only
 from ...ir import Layer, write_model
-from ...validation import check_file
+from ...validation import check_file, validate_model
 from .conditions import Condition, Disagree, Trial, Verdict
 from .edits import (
     ITERATING,
@@ -74,7 +74,8 @@ class Reducer:
         self.workdir = workdir
         self.max_iterations = max_iterations
         self.progress = progress
-        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.time_limit = time_limit
+        self.deadline: float | None = None  # set when the search starts
         self.tried = 0
         self.kept = 0
         self.cached = 0
@@ -87,11 +88,15 @@ class Reducer:
     # -- trying one candidate ------------------------------------------------------------------
 
     def test(self, cand: Candidate | None) -> Verdict | None:
-        """The condition's verdict on ``cand``, None when the gate refuses it."""
+        """The condition's verdict on ``cand``, None when the gate refuses it: validate's
+        rules on the model in memory first (a candidate they refuse is never written), then
+        validate on the files written (the schema, the rules, the weights)."""
         if cand is None:
             return None
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise OutOfTime
+        if self._refused(cand, validate_model(cand.model)):
+            return None
         xml = self.workdir / "candidate.xml"
         write_model(cand.model, xml)
         key = _digest(xml, cand.feed)
@@ -100,17 +105,19 @@ class Reducer:
             return self._cache[key]
         self.tried += 1
         model, diagnostics = check_file(xml)
-        errors = [d for d in errors_only(diagnostics)
-                  if d.code not in self.condition.allowed_codes]
         verdict: Verdict | None = None
-        if model is None or errors:
-            log.debug("reduce: %s: refused by validate: %s", cand.what,
-                      errors[0].what() if errors else "unreadable")
-        else:
+        if model is not None and not self._refused(cand, diagnostics):
             verdict = self.condition.test(Trial(xml, model, cand.feed, diagnostics))
             log.debug("reduce: %s: %s", cand.what, verdict.detail)
         self._cache[key] = verdict
         return verdict
+
+    def _refused(self, cand: Candidate, diagnostics: list[Diagnostic]) -> bool:
+        errors = [d for d in errors_only(diagnostics)
+                  if d.code not in self.condition.allowed_codes]
+        if errors:
+            log.debug("reduce: %s: refused by validate: %s", cand.what, errors[0].what())
+        return bool(errors)
 
     def holds(self, cand: Candidate | None) -> bool:
         """Does ``cand`` show the condition? If so it becomes the current candidate."""
@@ -141,6 +148,8 @@ class Reducer:
         """The smallest candidate found, from ``start`` (which must show the condition and
         be the current candidate). Stops early, keeping what it has, at the time limit."""
         self.current = start
+        if self.time_limit is not None:
+            self.deadline = time.monotonic() + self.time_limit
         try:
             while True:
                 kept = self.kept
