@@ -1,4 +1,5 @@
-"""The public Python API: convert, load, save, run, compile, validate, check.
+"""The public Python API: convert, load, save, run, compile, validate, check, inspect,
+reduce.
 
 Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
 that needs them is called.

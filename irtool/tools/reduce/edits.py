@@ -202,7 +202,7 @@ class _Edit:
         if port is None or port.precision is None:
             return
         self.builder.result(Value(layer_id, port_id, TensorInfo(port.precision, port.dims)),
-                            self.fresh(f"{layer.name}/out"))
+                            self.fresh(f"{layer.name}/result"))
 
     def finish(self, what: str, *, keep_values: bool = True) -> Candidate | None:
         """The candidate: dead layers pruned, unread model inputs dropped; None when no
@@ -221,12 +221,17 @@ class _Edit:
 
     def _name_outputs(self) -> None:
         """Every model output has a tensor name (OpenVINO's users read outputs by name):
-        an unnamed port feeding a Result is named as the Result."""
+        an unnamed port feeding a Result is named after its layer."""
         for result in self.graph.results():
             src = self.graph.source(result.id, result.inputs[0].id) if result.inputs else None
-            port = self.graph.layer(src[0]).port(src[1]) if src is not None else None
+            if src is None:
+                continue
+            layer = self.graph.layer(src[0])
+            port = layer.port(src[1])
             if port is not None and not port.names:
-                port.names = (self.fresh(result.name, free={result.name}),)
+                base = layer.name if len(layer.outputs) == 1 else \
+                    f"{layer.name}:{layer.outputs.index(port)}"
+                port.names = (self.fresh(base),)
 
 
 def tidy(model: Model, feed: dict[str, np.ndarray]) -> None:

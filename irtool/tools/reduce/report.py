@@ -121,7 +121,7 @@ def readme(model: Model, condition: Condition, verdict: Verdict, *, source: str,
         title = f"OpenVINO's CPU plugin dies of {condition.signal} on this IR"
     size = f"{after[0]} layer{'s' * (after[0] != 1)}"
     if after[1] != after[0]:
-        size += f" ({after[1]} with those of its bodies)"
+        size += f", {after[1]} with those of its bodies"
     feeds = f"the inputs in `inputs.npz` ({', '.join(inputs)})" if inputs else "no inputs"
     paragraph = (
         f"With OpenVINO {ov_version} on {cpu_description()}, Python "
