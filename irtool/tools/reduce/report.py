@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.files import PathLike, write_files
+from ...core.files import PathLike, npz_bytes, write_files
 from ...engines.openvino import REFERENCE_CONFIG
 from ...ir import Model
 from ...ir.graph import tensor_name
@@ -82,31 +82,16 @@ def write_report(out_dir: Path, model_bytes: tuple[bytes, bytes], feed: dict[str
     xml_bytes, bin_bytes = model_bytes
     files: dict[PathLike, bytes | Sequence[bytes | memoryview]] = {
         out_dir / "reduced.bin": bin_bytes}
-    files[out_dir / "inputs.npz"] = _npz_bytes(feed)
+    files[out_dir / "inputs.npz"] = npz_bytes(feed)
     expected = verdict.outputs.get("irtool") if isinstance(condition, Disagree) else None
     if expected is not None:
-        files[out_dir / "expected.npz"] = _npz_bytes(expected)
+        files[out_dir / "expected.npz"] = npz_bytes(expected)
     files[out_dir / "README.md"] = readme(model, condition, verdict, source=source,
                                           before=before, after=after,
                                           inputs=list(feed)).encode()
     files[out_dir / XML_NAME] = xml_bytes  # last: readers look for the .xml first
     write_files(files)
     return out_dir / XML_NAME
-
-
-def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    import io
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
-        for name, array in arrays.items():
-            value = np.asanyarray(array)
-            if value.dtype == object:
-                value = value.astype(str)
-            with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, value, allow_pickle=False)
-    return buffer.getvalue()
 
 
 def readme(model: Model, condition: Condition, verdict: Verdict, *, source: str,

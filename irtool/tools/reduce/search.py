@@ -29,6 +29,7 @@ import numpy as np
 
 from ...core.diagnostics import Diagnostic, errors_only
 from ...ir import Layer, write_model
+from ...ir.graph import tensor_name
 from ...validation import check_file, validate_model
 from .conditions import Condition, Disagree, Trial, Verdict
 from .edits import (
@@ -210,8 +211,7 @@ class Reducer:
     def _inline_if(self, cur: Candidate, lid: int) -> None:
         self.values(cur)
         branches = ["then", "else"]
-        src = cur.model.graph.source(lid, cur.model.graph.layer(lid).inputs[0].id)
-        taken = (cur.values or {}).get(src) if src is not None else None
+        taken = _input_value(cur, lid, 0)
         if taken is not None and taken.size == 1 and not bool(taken.reshape(-1)[0]):
             branches.reverse()
         for branch in branches:
@@ -240,13 +240,7 @@ class Reducer:
                 lo = mid
 
     def _trip_count(self, cur: Candidate, lid: int) -> int | None:
-        graph = cur.model.graph
-        src = graph.source(lid, graph.layer(lid).inputs[0].id)
-        if src is None:
-            return None
-        value = (cur.values or {}).get(src)
-        if value is None and graph.layer(src[0]).type == "Const":
-            value = graph.layer(src[0]).const_value()
+        value = _input_value(cur, lid, 0)
         if value is None or value.size != 1:
             return None
         return int(value.reshape(-1)[0])
@@ -339,6 +333,21 @@ class Reducer:
     def _current(self) -> Candidate:
         assert self.current is not None
         return self.current
+
+
+def _input_value(cand: Candidate, layer_id: int, index: int) -> np.ndarray | None:
+    """The value input ``index`` of top-graph layer ``layer_id`` reads in ``cand``: a model
+    input's, a Const's, or what irtool computed (when recorded)."""
+    graph = cand.model.graph
+    src = graph.source(layer_id, graph.layer(layer_id).inputs[index].id)
+    if src is None:
+        return None
+    producer = graph.layer(src[0])
+    if producer.type == "Parameter":
+        return cand.feed.get(tensor_name(producer, producer.outputs[0]))
+    if producer.type == "Const":
+        return producer.const_value()
+    return (cand.values or {}).get(src)
 
 
 def _identity(layer: Layer) -> tuple[int, str, str]:
