@@ -149,19 +149,12 @@ class Disagree(Condition):
         self.max_iterations = max_iterations
 
     def test(self, trial: Trial) -> Verdict:
-        from ...runtime import Executor  # the gate has validated these files
-
-        try:
-            executor = Executor(trial.model, max_iterations=self.max_iterations, check=False)
-            ours = executor.run({n: trial.feed[n] for n in executor.input_names})
-        except IRToolError as err:
-            return Verdict(False, f"irtool failed: {str(err).splitlines()[0]}")
-        outcome = Isolated(OpenVINOEngine(trial.xml), self.timeout).attempt(trial.feed)
-        if not outcome.ok:
-            reason = outcome.reason.replace(f"{trial.xml}: ", "")
-            return Verdict(False, f"OpenVINO {outcome.status}: {reason}")
-        theirs: dict[str, np.ndarray] = outcome.value
-        rows = compare_outputs(list(ours), theirs, ours, rtol=self.rtol, atol=self.atol)
+        found = irtool_vs_openvino(trial.xml, trial.model, trial.feed, rtol=self.rtol,
+                                   atol=self.atol, timeout=self.timeout,
+                                   max_iterations=self.max_iterations)
+        if isinstance(found, str):
+            return Verdict(False, found)
+        rows, ours, theirs = found
         bad = [r for r in rows if r.verdict in ("mismatch", "shape", "dtype")]
         return Verdict(bool(bad), _disagreement(bad) if bad else "irtool and OpenVINO agree",
                        disagreeing=[r.output for r in bad],
@@ -173,6 +166,33 @@ class Disagree(Condition):
                 f"rtol={self.rtol if self.rtol is not None else 'default'}, "
                 f"atol={self.atol if self.atol is not None else 'default'}")
         return f"irtool's executor and OpenVINO's CPU plugin disagree beyond {rule}"
+
+
+Outputs = dict[str, np.ndarray]
+
+
+def irtool_vs_openvino(xml: Path, model: Model, feed: dict[str, np.ndarray], *,
+                       rtol: float | None = None, atol: float | None = None,
+                       timeout: float = DEFAULT_TIMEOUT_S, max_iterations: int | None = None
+                       ) -> tuple[list[Comparison], Outputs, Outputs] | str:
+    """irtool's executor (on ``model``, read from ``xml`` and validated by the caller) and
+    OpenVINO (on ``xml``, in the worker of ``engines.isolate``, stopped after ``timeout``)
+    on one IR with the same inputs: a ``Comparison`` per output (irtool's values the
+    reference, ``tools.compare``'s tolerances) and both engines' outputs; or, when one of
+    them fails, one line saying which and why. (Small on purpose: the comparison of one
+    IR by two engines that ``check`` on IR may grow is the one to keep.)"""
+    from ...runtime import Executor
+
+    try:
+        executor = Executor(model, max_iterations=max_iterations, check=False)
+        ours = executor.run({n: feed[n] for n in executor.input_names})
+    except IRToolError as err:
+        return f"irtool failed: {str(err).splitlines()[0]}"
+    outcome = Isolated(OpenVINOEngine(xml), timeout).attempt(feed)
+    if not outcome.ok:
+        return f"OpenVINO {outcome.status}: {outcome.reason.replace(f'{xml}: ', '')}"
+    theirs: Outputs = outcome.value
+    return compare_outputs(list(ours), theirs, ours, rtol=rtol, atol=atol), ours, theirs
 
 
 def _disagreement(rows: list[Comparison]) -> str:

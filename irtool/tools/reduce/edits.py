@@ -28,14 +28,13 @@ where the edit cannot be made (no value to cut with, a branch without an output)
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...ir import ConstData, Graph, GraphBuilder, Layer, Model, TensorInfo, Value
-from ...ir.graph import format_shape, tensor_name
+from ...ir.graph import copy_layer, format_shape, tensor_name
 from ...passes.fp16 import copy_model
 from ...passes.prune import prune_graph
 from .values import PortKey, Values, record
@@ -56,6 +55,7 @@ class Candidate:
     values: Values | None = None
     what: str = "the original"
     constant: set[PortKey] | None = field(default=None, repr=False)
+    """The ports whose values follow from constants alone (``constant_ports``), once known."""
 
 
 def layer_counts(model: Model) -> tuple[int, int]:
@@ -134,8 +134,9 @@ class _Edit:
         self.feed = dict(cand.feed)
         self.known = cand.values is not None
         self.values = cand.values or {}
-        self.constant = cand.constant if cand.constant is not None else \
-            constant_ports(cand.model)
+        if cand.constant is None:  # asked once per candidate, however many edits it makes
+            cand.constant = constant_ports(cand.model)
+        self.constant = cand.constant
         self.fill = fill
         self.new_values: Values = {}
         self.taken = _tensor_names(self.source)
@@ -217,7 +218,6 @@ class _Edit:
             values = {k: v for k, v in {**self.values, **self.new_values}.items()
                       if k[0] in self.graph}
         return Candidate(self.model, self.feed, values, what)
-
 
     def _name_outputs(self) -> None:
         """Every model output has a tensor name (OpenVINO's users read outputs by name):
@@ -302,15 +302,11 @@ def keep_results(cand: Candidate, keep: Iterable[int]) -> Candidate | None:
 def _copy_layers(edit: _Edit, body: Graph, skip: Callable[[Layer], bool]) -> dict[int, int]:
     """Copy the layers of ``body`` that ``skip`` does not name into the top graph, under new
     ids (tensor names the top graph has already dropped); body id -> top id."""
-    shared: dict[int, object] = {}
-    for _, inner in body.walk():
-        if inner.const is not None:
-            shared[id(inner.const)] = inner.const
     ids: dict[int, int] = {}
     for layer in body.layers:
         if skip(layer):
             continue
-        new = copy.deepcopy(layer, dict(shared))
+        new = copy_layer(layer)
         new.id = edit.graph.next_id()
         new.line = None
         for port in new.outputs:
