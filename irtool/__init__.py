@@ -11,6 +11,7 @@ executor, and cross-check against onnxruntime and OpenVINO::
     print(irtool.inspect("out/m.xml"))
     session = irtool.compile(model)   # stateful: variables kept from run to run
     changes = irtool.diff("ref/m.xml", "out/m.xml")  # what differs in meaning
+    irtool.reduce("m.xml", "in.npz", "openvino-crash", "out/")  # a minimal reproducer
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; bound on first
         diff,
         inspect,
         load,
+        reduce,
         run,
         run_steps,
         save,
@@ -52,7 +54,7 @@ __all__ = [
     "BackendError", "ConversionError", "Diagnostic", "ExecutionError", "IRParseError",
     "IRToolError", "IRValidationError", "InternalError", "Model", "UnsupportedOpError",
     "__version__", "backend", "check", "compile", "convert", "diff", "inspect", "load",
-    "load_extension", "run", "run_steps", "save", "validate",
+    "load_extension", "reduce", "run", "run_steps", "save", "validate",
 ]
 
 
@@ -60,8 +62,8 @@ __all__ = [
 # (``irtool --version``, a pre-commit hook validating one file) pays only for what it uses,
 # and numpy, networkx, onnx and OpenVINO load with the first function that needs them.
 _HOMES = {
-    **dict.fromkeys(["check", "compile", "convert", "diff", "inspect", "load", "run",
-                     "run_steps", "save", "validate"], ".api"),
+    **dict.fromkeys(["check", "compile", "convert", "diff", "inspect", "load", "reduce",
+                     "run", "run_steps", "save", "validate"], ".api"),
     "Diagnostic": ".core.diagnostics",
     **dict.fromkeys(["BackendError", "ConversionError", "ExecutionError", "InternalError",
                      "IRParseError", "IRToolError", "IRValidationError",

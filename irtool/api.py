@@ -1,4 +1,5 @@
-"""The public Python API: convert, load, save, run, compile, validate, check, diff.
+"""The public Python API: convert, load, save, run, compile, validate, check, diff,
+inspect, reduce.
 
 Heavy dependencies (onnx, onnxruntime, openvino) load only when a function
 that needs them is called.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .runtime.session import CompiledModel
     from .tools.check import CheckReport
     from .tools.diff import Difference
+    from .tools.reduce import Condition, ReduceResult
 
 PathLike = str | os.PathLike[str]
 
@@ -37,6 +39,9 @@ log = logging.getLogger(__name__)
 
 OPENVINO_TIMEOUT_S = 300.0
 """Seconds ``run(backend="openvino")`` waits for OpenVINO (which caps no loop)."""
+
+REDUCE_TIMEOUT_S = 60.0
+"""Seconds ``reduce`` gives OpenVINO (or the command) on each candidate."""
 
 
 def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = True) -> Model:
@@ -370,6 +375,47 @@ def check(model: onnx.ModelProto | Model | PathLike,
                   localize=localize, memory_budget=budget)
 
 
+def reduce(model: PathLike, inputs: Mapping[str, Any] | PathLike | None,
+           until: str | Condition, out_dir: PathLike, *, match: str | None = None,
+           rtol: float | None = None, atol: float | None = None,
+           timeout: float = REDUCE_TIMEOUT_S, max_iterations: int | None = None,
+           time_limit: float | None = None,
+           progress: Callable[..., None] | None = None) -> ReduceResult:
+    """Shrink the IR file ``model`` to a small one that still shows ``until``, and write it,
+    its inputs and a README for a bug report to ``out_dir`` (``reduced.xml``, ``.bin``,
+    ``inputs.npz``; ``expected.npz`` for ``disagree``).
+
+    - ``inputs``: every input of the model by name (arrays, or an ``.npz``); None when it
+      takes none.
+    - ``until``: ``"openvino-crash"`` (OpenVINO's CPU plugin dies of the signal it dies of
+      on ``model``; with ``match``, of a signal or an error whose text the regular
+      expression finds), ``"disagree"`` (irtool's executor and OpenVINO differ on some
+      output beyond ``rtol``/``atol``, per-dtype defaults as ``check``),
+      ``"validate:CODE"`` (``validate`` reports CODE) or ``"command:CMD {xml}"`` (the shell
+      command exits non-zero on the candidate; ``match``: and its output matches).
+    - ``timeout``: seconds OpenVINO (or the command) may take on one candidate, in a child
+      process; ``max_iterations``: irtool's executor stops any loop beyond it;
+      ``time_limit``: seconds for the search, after which the smallest IR so far is written.
+    - ``progress(candidate, reducer)`` hears of each smaller IR kept.
+
+    The search cuts layers (a cut output becomes an input holding the value irtool's
+    executor computes there), replaces Loops and TensorIterators by their body for one
+    iteration and Ifs by a branch, lowers trip counts, and makes inputs and float
+    constants smaller and simpler; each candidate passes ``validate`` before the condition
+    is tried (``irtool.tools.reduce``). Returns a ``ReduceResult`` (``summary()``: one line).
+    Raises ``ReduceError`` when the IR is invalid, the inputs do not fit it, or the
+    condition does not hold on it.
+    """
+    from .tools.reduce import reduce as _reduce
+
+    started = time.perf_counter()
+    result = _reduce(model, inputs, until, out_dir, match=match, rtol=rtol, atol=atol,
+                     timeout=timeout, max_iterations=max_iterations, time_limit=time_limit,
+                     progress=progress)
+    log.info("reduced %s in %.1f s", model, time.perf_counter() - started)
+    return result
+
+
 def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str, Any]:
     """What ``irtool inspect`` prints: inputs, outputs, op counts and every Loop /
     TensorIterator / If in words (``as_dict=True``: the ``inspect --json`` object).
@@ -384,5 +430,5 @@ def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str
     return summary_dict(loaded, note) if as_dict else summary(loaded, note)
 
 
-__all__ = ["IRToolError", "Model", "check", "compile", "convert", "inspect", "load", "run",
-           "run_steps", "save", "validate"]
+__all__ = ["IRToolError", "Model", "check", "compile", "convert", "inspect", "load", "reduce",
+           "run", "run_steps", "save", "validate"]

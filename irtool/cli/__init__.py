@@ -1,5 +1,5 @@
 """The ``irtool`` command: thin over the public API, one module per subcommand
-(``convert``, ``run``, ``validate``, ``diff``, ``check``, ``inspect``), each with its
+(``convert``, ``run``, ``validate``, ``diff``, ``check``, ``inspect``, ``reduce``), each with its
 ``add_parser`` and ``run``.
 
 Exit codes: 0 success; 1 the input is bad or the check failed (one line on
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import InternalError, IRToolError
-from . import check, convert, diff, inspect, run, validate
+from . import check, convert, diff, inspect, reduce, run, validate
 from ._common import verbosity_options
 
 log = logging.getLogger("irtool")
@@ -25,7 +25,8 @@ log = logging.getLogger("irtool")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irtool",
-        description="OpenVINO IR with control flow: convert, validate, run, diff, check, inspect.",
+        description="OpenVINO IR with control flow: convert, validate, run, diff, check, "
+                    "inspect, reduce.",
         epilog="Exit status: 0 success; 1 bad input or a failed check (one line on stderr "
                "says where); 2 usage errors; 3 an internal error (IRTOOL_DEBUG=1 or -vv shows the "
                "traceback).")
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parents = [verbosity_options()]
 
-    for command in (convert, run, validate, diff, check, inspect):
+    for command in (convert, run, validate, diff, check, inspect, reduce):
         command.add_parser(sub, parents)
     return parser
 

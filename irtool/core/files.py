@@ -9,12 +9,13 @@ so a failure leaves neither a partial file nor a folder created for it.
 from __future__ import annotations
 
 import glob
+import io
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from .errors import IRToolError
 
@@ -204,16 +205,28 @@ def write_npz(path: PathLike, arrays: Mapping[str, np.ndarray]) -> None:
 
 def write_npz_files(files: Mapping[PathLike, Mapping[str, np.ndarray]]) -> None:
     """Several ``.npz`` files (as ``write_npz``), all of them or none."""
+    with replacing(*files) as temporaries:
+        for tmp, arrays in zip(temporaries, files.values()):
+            _npz_into(tmp, arrays)
+
+
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The bytes of the ``.npz`` ``write_npz`` writes, for ``write_files`` to write with
+    other files, all or none."""
+    buffer = io.BytesIO()
+    _npz_into(buffer, arrays)
+    return buffer.getvalue()
+
+
+def _npz_into(file: Path | IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:
     import zipfile  # numpy and zipfile here, not at the top: every command imports this
 
     import numpy as np
 
-    with replacing(*files) as temporaries:
-        for tmp, arrays in zip(temporaries, files.values()):
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
-                for name, array in arrays.items():
-                    value = np.asanyarray(array)
-                    if value.dtype == object:
-                        value = value.astype(str)
-                    with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
-                        np.lib.format.write_array(f, value, allow_pickle=False)
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as zf:
+        for name, array in arrays.items():
+            value = np.asanyarray(array)
+            if value.dtype == object:
+                value = value.astype(str)
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, value, allow_pickle=False)

@@ -14,7 +14,7 @@ import atexit
 import numpy as np
 
 from ..core.errors import BackendError
-from ..core.workers import Pool, serve
+from ..core.workers import Outcome, Pool, serve
 from .base import Engine, Feed, first_line
 
 # Generous: a large model may take a while to compile; a node case takes well under 1 s.
@@ -52,8 +52,15 @@ class Isolated(Engine):
         self.label = label or inner.name
         self.doing = doing
 
+    def attempt(self, inputs: Feed) -> Outcome:
+        """One run in the worker, as the pool saw it: ``ok`` (``value``: the outputs),
+        ``error`` (the engine raised; ``reason``: its one line), ``crash`` (the worker died;
+        ``reason``: the signal, ``SIGFPE``) or ``timeout``. For callers that tell a crash
+        from an exception (``irtool reduce --until openvino-crash``); never raises."""
+        return _shared_pool().call((self.inner, dict(inputs)), timeout=self.timeout)
+
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
-        outcome = _shared_pool().call((self.inner, dict(inputs)), timeout=self.timeout)
+        outcome = self.attempt(inputs)
         if outcome.status == "ok":
             return outcome.value  # type: ignore[no-any-return]
         if outcome.status == "error":

@@ -9,9 +9,10 @@ attributes, ``rt_info`` trees, unknown child elements) rides along as data.
 
 from __future__ import annotations
 
+import copy
 import heapq
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Container, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
@@ -506,6 +507,38 @@ class Graph:
             for body_name, body in layer.bodies.items():
                 yield from body.walk(body_scope(scope, layer.id, body_name))
 
+    def copy(self, keep: Container[int] | None = None) -> Graph:
+        """A copy sharing nothing that can change with this graph (constant payloads, which
+        are read-only, are shared): only the layers ``keep`` and the edges between them,
+        when given. Much faster than ``copy.deepcopy`` on large graphs."""
+        out = Graph()
+        out._edge_seq = self._edge_seq
+        out.rt_info = copy.deepcopy(self.rt_info)
+        out.line = self.line
+        for lid, data in self.nx.nodes(data=True):
+            if keep is None or lid in keep:
+                out.nx.add_node(lid, layer=copy_layer(data["layer"]))
+        for u, v, key, data in self.nx.edges(keys=True, data=True):
+            if keep is None or (u in keep and v in keep):
+                out.nx.add_edge(u, v, key=key, **data)
+        return out
+
+
+def copy_layer(layer: Layer) -> Layer:
+    """A copy of ``layer`` (its bodies too) sharing only its constant payload with it."""
+    def port(p: Port) -> Port:
+        return replace(p, extra=dict(p.extra), rt_info=copy.deepcopy(p.rt_info))
+
+    return replace(
+        layer, attrs=dict(layer.attrs), inputs=[port(p) for p in layer.inputs],
+        outputs=[port(p) for p in layer.outputs],
+        bodies={name: body.copy() for name, body in layer.bodies.items()},
+        port_maps={name: [replace(e, extra=dict(e.extra)) for e in entries]
+                   for name, entries in layer.port_maps.items()},
+        back_edges=[replace(e, extra=dict(e.extra)) for e in layer.back_edges],
+        extra=dict(layer.extra), rt_info=copy.deepcopy(layer.rt_info),
+        unknown=copy.deepcopy(layer.unknown))
+
 
 @dataclass(repr=False)
 class Model:
@@ -626,6 +659,7 @@ __all__ = [
     "Shape",
     "Slicing",
     "TensorInfo",
+    "copy_layer",
     "describe_layer",
     "element_type",
     "format_shape",

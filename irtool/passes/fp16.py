@@ -13,6 +13,8 @@ than f16 rounding.
 from __future__ import annotations
 
 import copy
+from collections.abc import Container
+from dataclasses import replace
 
 import numpy as np
 
@@ -35,13 +37,14 @@ class CompressToFP16(Pass[Model]):
         return PassResult(out, _compress(out.graph))
 
 
-def copy_model(model: Model) -> Model:
-    """A deep copy of ``model`` that shares the (read-only) constant payloads."""
-    memo: dict[int, object] = {}
-    for _, layer in model.graph.walk():
-        if layer.const is not None:
-            memo[id(layer.const)] = layer.const
-    return copy.deepcopy(model, memo)
+def copy_model(model: Model, keep: Container[int] | None = None) -> Model:
+    """A deep copy of ``model`` that shares the (read-only) constant payloads
+    (``Graph.copy``); ``keep``: only those layers of the top graph, and the edges between
+    them."""
+    return replace(model, graph=model.graph.copy(keep), rt_info=copy.deepcopy(model.rt_info),
+                   unknown=copy.deepcopy(model.unknown),
+                   weights_record=dict(model.weights_record)
+                   if model.weights_record is not None else None)
 
 
 def _compressible(layer: Layer) -> np.ndarray | None:

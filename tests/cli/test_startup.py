@@ -57,3 +57,12 @@ def test_every_export_is_reachable_and_typed_right() -> None:
         assert getattr(irtool, name) is not None, name
     assert irtool.validate is api.validate and irtool.IRToolError is IRToolError
     assert set(irtool.__all__) <= set(dir(irtool))
+
+
+def test_cli_defaults_written_out_match_the_api() -> None:
+    """The parser of ``reduce`` writes the API's default out so that building it loads
+    nothing heavy; the two must stay one value."""
+    from irtool import api
+    from irtool.cli import reduce
+
+    assert reduce.REDUCE_TIMEOUT_S == api.REDUCE_TIMEOUT_S
