@@ -15,6 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from support.quirks import QuirkRecorder
 
 import irtool
 from irtool import api
@@ -104,7 +105,7 @@ def test_run_on_openvino_survives_a_crash_of_openvino(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_openvino_on_a_col2im_block_of_zero(tmp_path: Path, openvino_quirk) -> None:  # type: ignore[no-untyped-def]
+def test_openvino_on_a_col2im_block_of_zero(tmp_path: Path, openvino_quirk: QuirkRecorder) -> None:
     """The real crash, recorded: this CPU's plugin dies of SIGFPE (the one line above), or
     it refuses the block with an error of its own, one line too."""
     xml, out, proc = _col2im_run(tmp_path)

@@ -24,6 +24,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from support.compare import assert_same
 from support.conversion import run_onnxruntime
+from support.quirks import QuirkRecorder
 
 import irtool
 
@@ -120,7 +121,7 @@ def test_irtool_runs_a_zero_trip_loop_of_dynamic_element_shape(tmp_path: Path) -
     assert_same(irtool.run(xml, feed), want, "irtool")
 
 
-def test_the_documented_reproducer(tmp_path: Path, openvino_quirk) -> None:  # type: ignore[no-untyped-def]
+def test_the_documented_reproducer(tmp_path: Path, openvino_quirk: QuirkRecorder) -> None:
     """The doc's reproducer, recorded: a SIGFPE where this CPU's plugin still dies of it
     (seen on Intel Xeon and AMD EPYC with AVX-512), a clean exit where it compiles the
     model (seen on an AMD EPYC with AVX2 only); any other end fails."""
