@@ -4,10 +4,12 @@ or one column, never the end of irtool or a wait without end."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from support.quirks import QuirkRecorder
 import irtool
 from irtool import api
 from irtool.cli import main as cli_main
+from irtool.tools.check import CAP_GRACE_S
 from irtool.tools.check import DEFAULT_TIMEOUT_S as CHECK_TIMEOUT_S
 
 
@@ -55,6 +58,43 @@ def test_check_stops_onnxruntime_and_openvino_at_the_time_limit(
     assert "onnxruntime failed: onnxruntime gave no result within 4 s (stopped)" in out
     assert "openvino failed: openvino gave no result within 4 s (stopped)" in out
     assert "loop stopped: it would run more than 1000 iterations" in out  # irtool's column
+
+
+def _trillion_iterations() -> onnx.ModelProto:
+    """The issue's runaway: a Loop of trip count 10**12 adding 1 each time."""
+    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+                         h.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
+                        [h.make_tensor_value_info("i", T.INT64, []),
+                         h.make_tensor_value_info("c", T.BOOL, []),
+                         h.make_tensor_value_info("x_in", T.FLOAT, [1])],
+                        [h.make_tensor_value_info("c_out", T.BOOL, []),
+                         h.make_tensor_value_info("x_out", T.FLOAT, [1])],
+                        [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+    graph = h.make_graph([h.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="runaway")],
+                         "runaway", [h.make_tensor_value_info("x", T.FLOAT, [1])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1])],
+                         [h.make_tensor("M", T.INT64, [], [10**12])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 16)])
+
+
+def test_check_does_not_wait_for_a_loop_irtool_stopped_at_its_cap(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """irtool's run stops the loop at the default cap and says so at once; onnxruntime and
+    OpenVINO then get CAP_GRACE_S (10 s) each, not the default 300 s, and their columns say
+    why (it used to wait 300 s for onnxruntime, printing nothing)."""
+    path = tmp_path / "runaway.onnx"
+    onnx.save(_trillion_iterations(), path)
+    rc = cli_main(["check", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "irtool: warning: irtool's run stopped at the iteration cap; onnxruntime and " \
+           "OpenVINO get 10 s each, not 300 s" in captured.err
+    assert "irtool failed: " in captured.out
+    assert "loop stopped: it would run more than 1000000 iterations" in captured.out
+    for engine in ("onnxruntime", "openvino"):
+        assert f"{engine} failed: stopped after 10 s (not 300): irtool's run stopped at the " \
+               f"iteration cap, so the loop most likely never ends" in captured.out, engine
+    assert CAP_GRACE_S == 10
 
 
 def _col2im_that_openvino_aborts_on() -> onnx.ModelProto:
@@ -192,3 +232,66 @@ def test_run_help_states_the_default_iteration_cap(capsys: pytest.CaptureFixture
         cli_main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default 1,000,000, whatever the trip count)" in text
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every running process (not zombies)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":
+            found[int(entry.name)] = (int(fields[1]), cmdline)
+    return found
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    procs = _processes()
+    out: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for child, (ppid, cmd) in procs.items():
+            if ppid == parent and child not in out:
+                out[child] = cmd
+                todo.append(child)
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_check_leaves_no_worker(tmp_path: Path) -> None:
+    """``kill -9`` of a ``check`` whose onnxruntime is in a runaway loop: a few seconds
+    later no process it started is left (they used to run on for an hour with parent 1)."""
+    path = tmp_path / "runaway.onnx"
+    onnx.save(_trillion_iterations(), path)
+    check = subprocess.Popen([sys.executable, "-m", "irtool", "check", str(path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+                "_isolate_child" in cmd for cmd in children.values()):
+            time.sleep(0.2)
+            children = _descendants(check.pid)
+        assert any("_isolate_child" in cmd for cmd in children.values()), children
+        time.sleep(3)  # the worker loads onnxruntime and is well into the loop
+        children = _descendants(check.pid)
+        worker = next(pid for pid, cmd in children.items() if "_isolate_child" in cmd)
+        assert _processes()[worker][0] == check.pid
+    finally:
+        check.kill()
+        check.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and set(children) & set(_processes()):
+        time.sleep(0.1)
+    left = {pid: cmd for pid, cmd in children.items() if pid in _processes()}
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert left == {}, f"still running after the kill: {left}"
