@@ -25,6 +25,21 @@ main thread, since the kernel sends it when the starting *thread* ends). And eac
 the start-up) runs under an alarm a little past its time limit (``SIGALRM``, whose default
 action ends the process; no Python code needs to run for it), a backstop should the
 parent be alive but not watching.
+
+Why not pebble or loky (both tried, pebble 5.2 and loky 3.7, on these jobs). loky has
+no time limit per job (a job past its limit keeps its worker busy), a crash breaks the
+whole executor (every pending job fails with ``TerminatedWorkerError``: no outcome per
+job, no retry), and a busy loky worker outlived its SIGKILLed parent by minutes, parent
+1. pebble does time limits, crash outcomes (``ProcessExpired``) and worker reuse
+(``max_tasks``), and its busy worker did die with its parent, but its workers are
+``multiprocessing`` processes: forked, they inherit a parent that has loaded OpenVINO's
+and onnxruntime's thread pools (unsafe); spawned, they import the parent's ``__main__``
+and the job's whole package (``irtool``'s API: the ``bare_package`` start, most of the
+ONNX checker's worker start-up, cannot be had), and the job travels as a pickled function
+reference rather than ``python -m MODULE``. It stops a worker with SIGTERM, not the process
+group it started, retries no crashed job, and would still need this module's worker
+folders, their sweep and the backstop. What it would replace is the ~100 lines of
+``Pool.run``; so the pool stays ours.
 """
 
 from __future__ import annotations
