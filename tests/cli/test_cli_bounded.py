@@ -17,6 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from support.processes import descendants, left_after, processes
 from support.quirks import QuirkRecorder
 
 import irtool
@@ -26,10 +27,9 @@ from irtool.tools.check import CAP_GRACE_S
 from irtool.tools.check import DEFAULT_TIMEOUT_S as CHECK_TIMEOUT_S
 
 
-def _forever() -> onnx.ModelProto:
-    """A Loop without a trip count whose condition stays true: onnxruntime and OpenVINO run
-    it until stopped; irtool stops it at its iteration cap."""
-    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+def _adding_one() -> onnx.GraphProto:
+    """A Loop body: x + 1, its condition passed on."""
+    return h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
                          h.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
                         [h.make_tensor_value_info("i", T.INT64, []),
                          h.make_tensor_value_info("c", T.BOOL, []),
@@ -37,6 +37,12 @@ def _forever() -> onnx.ModelProto:
                         [h.make_tensor_value_info("c_out", T.BOOL, []),
                          h.make_tensor_value_info("x_out", T.FLOAT, [1])],
                         [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+
+
+def _forever() -> onnx.ModelProto:
+    """A Loop without a trip count whose condition stays true: onnxruntime and OpenVINO run
+    it until stopped; irtool stops it at its iteration cap."""
+    body = _adding_one()
     graph = h.make_graph([h.make_node("Loop", ["", "cond", "x"], ["y"], body=body,
                                       name="forever")], "forever",
                          [h.make_tensor_value_info("cond", T.BOOL, []),
@@ -62,14 +68,7 @@ def test_check_stops_onnxruntime_and_openvino_at_the_time_limit(
 
 def _trillion_iterations() -> onnx.ModelProto:
     """The issue's runaway: a Loop of trip count 10**12 adding 1 each time."""
-    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
-                         h.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
-                        [h.make_tensor_value_info("i", T.INT64, []),
-                         h.make_tensor_value_info("c", T.BOOL, []),
-                         h.make_tensor_value_info("x_in", T.FLOAT, [1])],
-                        [h.make_tensor_value_info("c_out", T.BOOL, []),
-                         h.make_tensor_value_info("x_out", T.FLOAT, [1])],
-                        [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+    body = _adding_one()
     graph = h.make_graph([h.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="runaway")],
                          "runaway", [h.make_tensor_value_info("x", T.FLOAT, [1])],
                          [h.make_tensor_value_info("y", T.FLOAT, [1])],
@@ -234,36 +233,6 @@ def test_run_help_states_the_default_iteration_cap(capsys: pytest.CaptureFixture
     assert "(default 1,000,000, whatever the trip count)" in text
 
 
-def _processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every running process (not zombies)."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z":
-            found[int(entry.name)] = (int(fields[1]), cmdline)
-    return found
-
-
-def _descendants(pid: int) -> dict[int, str]:
-    procs = _processes()
-    out: dict[int, str] = {}
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for child, (ppid, cmd) in procs.items():
-            if ppid == parent and child not in out:
-                out[child] = cmd
-                todo.append(child)
-    return out
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_check_leaves_no_worker(tmp_path: Path) -> None:
     """``kill -9`` of a ``check`` whose onnxruntime is in a runaway loop: a few seconds
@@ -278,20 +247,17 @@ def test_a_killed_check_leaves_no_worker(tmp_path: Path) -> None:
         while time.monotonic() < deadline and not any(
                 "_isolate_child" in cmd for cmd in children.values()):
             time.sleep(0.2)
-            children = _descendants(check.pid)
+            children = descendants(check.pid)
         assert any("_isolate_child" in cmd for cmd in children.values()), children
         time.sleep(3)  # the worker loads onnxruntime and is well into the loop
-        children = _descendants(check.pid)
+        children = descendants(check.pid)
         worker = next(pid for pid, cmd in children.items() if "_isolate_child" in cmd)
-        assert _processes()[worker][0] == check.pid
+        assert processes()[worker][0] == check.pid
     finally:
         check.kill()
         check.wait()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and set(children) & set(_processes()):
-        time.sleep(0.1)
-    left = {pid: cmd for pid, cmd in children.items() if pid in _processes()}
+    left = left_after(children, 5)
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    assert left == {}, f"still running after the kill: {left}"
+    assert not left, f"still running after the kill: {[children[p] for p in left]}"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import TESTS
+from support.processes import left_after
 
 from irtool.core import workers
 from irtool.core.workers import BACKSTOP_S, Pool, _Worker, sweep_stale_folders
@@ -110,24 +111,6 @@ def test_folders_of_a_killed_parent_are_swept_by_the_next_pool(tmp_path: Path) -
         assert not Path(mine).exists()  # removed by its own pool on close
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.1)
-    return not _alive(pid)
-
-
 # The parent: one worker (started in the main thread, or in another one), busy with a job
 # that never ends, then the parent kills itself; "fork" first forks a child that keeps
 # the lifeline's write end open, so that only PR_SET_PDEATHSIG can end the worker.
@@ -165,7 +148,7 @@ def test_a_worker_dies_with_its_parent(how: str) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr
     worker, *keeper = (int(pid) for pid in done.stdout.split())
     try:
-        assert _gone_within(worker, 5), f"the worker {worker} outlived its parent"
+        assert not left_after([worker], 5), f"the worker {worker} outlived its parent"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(worker, signal.SIGKILL)
