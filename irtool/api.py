@@ -328,7 +328,9 @@ def check(model: onnx.ModelProto | Model | PathLike,
     - ``keep_dir``: keep the converted IR and the inputs (``inputs.npz``) there.
     - ``timeout``: seconds onnxruntime and OpenVINO each get in their worker process
       (default 300); a crash or a time-out becomes that backend's reason.
-    - ``max_iterations``: irtool's runtime stops any loop beyond it (default 10**6).
+    - ``max_iterations``: irtool's runtime stops any loop beyond it (default 10**6); it
+      runs first, and when it stops a loop so, onnxruntime and OpenVINO get
+      ``irtool.tools.check.CAP_GRACE_S`` (10 s) instead of ``timeout``.
     - ``progress``: called with the name of each stage as it starts.
     - ``optimize``: False converts without optimising passes and runs irtool's executor
       without its rewrites (see ``convert`` and ``run``).

@@ -12,8 +12,9 @@ import pytest
 # The shared helpers are the package ``support`` (tests/support/), imported by name.
 sys.path.insert(0, str(Path(__file__).parent))
 
-# session fixtures: OpenVINO-written IR of ONNX cases; every saved IR validated
-pytest_plugins = ["support.ov_irs", "support.saved_irs"]
+# session fixtures: OpenVINO-written IR of ONNX cases; every saved IR validated; OpenVINO's
+# quirks recorded, not required (support/quirks.py: the summary line at the end)
+pytest_plugins = ["support.ov_irs", "support.saved_irs", "support.quirks"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -98,5 +98,10 @@ class ExecutionError(IRToolError):
     """A failure while running IR: bad inputs, a kernel error, a runaway loop."""
 
 
+class IterationCapError(ExecutionError):
+    """A loop stopped at the iteration cap (``max_iterations``): most likely one that never
+    ends, which ``check`` then need not wait for on the other engines."""
+
+
 class BackendError(IRToolError):
     """A cross-check backend (onnxruntime, OpenVINO) that failed."""

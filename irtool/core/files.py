@@ -4,6 +4,13 @@ Every file irtool writes (IR ``.xml`` + ``.bin``, ``.npz`` outputs, ``.dot`` and
 ``.svg`` drawings) goes through :func:`replacing`: content is written to temporary
 files beside the targets and renamed into place only when all of it succeeded,
 so a failure leaves neither a partial file nor a folder created for it.
+
+The locks are ``fcntl.flock`` itself, not the ``filelock`` package (tried, 4.3): a save
+locks the output folder itself so that no lock file is left beside a user's IR, and
+``filelock`` locks only files (a folder is ``IsADirectoryError``) and leaves its lock file
+in place; ``abandoned`` probes another process's temporary, which ``filelock`` would create
+when it has just been renamed away. Each lock here is a few lines on one descriptor, and
+where ``fcntl`` is missing (Windows) saves go on without the locks.
 """
 
 from __future__ import annotations

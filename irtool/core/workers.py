@@ -15,11 +15,38 @@ on a fresh worker up to ``attempts`` times, then reported as a ``crash``; a job
 past its ``timeout`` has its worker (and everything the worker started) killed
 and is reported as a ``timeout``. Workers that cannot even start are retried
 twice, then the pool gives up with a ``RuntimeError`` naming why.
+
+A worker never outlives its parent, nor runs a job for ever, whatever happens to the
+parent (a ``SIGKILL`` from a CI job's time-out gives it no chance to stop them): the
+worker watches a pipe whose other end only the parent holds, and kills its process group
+when the pipe closes (the parent is gone); on Linux it also asks the kernel for
+``SIGKILL`` when its parent dies (``PR_SET_PDEATHSIG``; only for workers started from the
+main thread, since the kernel sends it when the starting *thread* ends). And each job (and
+the start-up) runs under an alarm a little past its time limit (``SIGALRM``, whose default
+action ends the process; no Python code needs to run for it), a backstop should the
+parent be alive but not watching.
+
+Why not pebble or loky (both tried, pebble 5.2 and loky 3.7, on these jobs). loky has
+no time limit per job (a job past its limit keeps its worker busy), a crash breaks the
+whole executor (every pending job fails with ``TerminatedWorkerError``: no outcome per
+job, no retry), and a busy loky worker outlived its SIGKILLed parent by minutes, parent
+1. pebble does time limits, crash outcomes (``ProcessExpired``) and worker reuse
+(``max_tasks``), and its busy worker did die with its parent, but its workers are
+``multiprocessing`` processes: forked, they inherit a parent that has loaded OpenVINO's
+and onnxruntime's thread pools (unsafe); spawned, they import the parent's ``__main__``
+and the job's whole package (``irtool``'s API: the ``bare_package`` start, most of the
+ONNX checker's worker start-up, cannot be had), and the job travels as a pickled function
+reference rather than ``python -m MODULE``. It stops a worker with SIGTERM, not the process
+group it started, retries no crashed job, and would still need this module's worker
+folders, their sweep and the backstop. What it would replace is the ~100 lines of
+``Pool.run``; so the pool stays ours.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import math
 import os
 import pickle
 import selectors
@@ -29,6 +56,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,8 +72,14 @@ except ImportError:  # Windows: no advisory locks, no sweep
 START_TIMEOUT_S = 300.0
 """How long a worker may take to load what it needs (the ONNX node cases take ~10 s)."""
 
+BACKSTOP_S = 10.0
+"""A worker's own limit on a job: its time limit, plus a tenth, plus this many seconds
+(the parent normally stops it at the limit itself)."""
+
 _HEADER = struct.Struct("<Q")
 _FAILED_STARTS_ALLOWED = 2
+_LIFELINE = "IRTOOL_WORKER_LIFELINE"  # "<parent pid>:<pipe fd>:<1: ask for PDEATHSIG>"
+_PR_SET_PDEATHSIG = 1
 
 
 def exit_reason(rc: int) -> str:
@@ -83,25 +117,73 @@ def _read(fd: int) -> Any:
     return pickle.loads(_read_exact(fd, size))
 
 
+def _backstop(seconds: float | None) -> None:
+    """Ask for ``SIGALRM`` (default action: the process ends) once ``seconds`` and the
+    margin of ``BACKSTOP_S`` have passed; None cancels it. Nothing where there is no alarm."""
+    if hasattr(signal, "alarm"):
+        signal.alarm(0 if seconds is None else
+                     math.ceil(min(seconds * 1.1 + BACKSTOP_S, 1e8)))
+
+
+def _end_group() -> None:
+    """Kill this worker and everything it started (its own process group)."""
+    try:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        os._exit(1)
+
+
+def _watch(fd: int) -> None:
+    """Block on the parent's pipe; end-of-file (or an error) means the parent is gone."""
+    with contextlib.suppress(OSError):
+        while os.read(fd, 1):
+            pass
+    _end_group()
+
+
+def _tie_to_parent() -> None:
+    """Make this worker die with the parent that started it (see the module docstring)."""
+    spec = os.environ.pop(_LIFELINE, None)
+    if not spec:
+        return  # not started by a Pool
+    parent, fd, deathsig = (int(part) for part in spec.split(":"))
+    if deathsig and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request above was made
+        _end_group()
+    threading.Thread(target=_watch, args=(fd,), name="parent watch", daemon=True).start()
+
+
 def serve(handle: Callable[[Any], Any], setup: Callable[[], None] | None = None,
           describe: Callable[[BaseException], str] = str) -> int:
     """The worker's side: ``setup()``, then answer every job on stdin with
-    ``handle(job)``; an exception becomes an error reply, ``describe(err)``."""
+    ``handle(job)``; an exception becomes an error reply, ``describe(err)``. The worker
+    dies with its parent, and on its own past a job's time limit (``_tie_to_parent``,
+    ``_backstop``)."""
+    _tie_to_parent()
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # an inherited SIG_IGN would disarm it
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # library prints go to stderr, never into the protocol
+    _backstop(START_TIMEOUT_S)
     if setup is not None:
         setup()
+    _backstop(None)
     _write(out, ("ready", None))
     fd = sys.stdin.fileno()
     while True:
         try:
-            job = _read(fd)
+            timeout, job = _read(fd)
         except EOFError:
             return 0
+        _backstop(timeout)
         try:
             reply = ("ok", handle(job))
         except Exception as err:  # the parent reports it as this job's failure
             reply = ("error", describe(err))
+        _backstop(None)
         _write(out, reply)
 
 
@@ -176,10 +258,21 @@ class _Worker:
         # worker killed (a crash, a time-out) never gets to clean up after itself. The
         # lock on it tells a later sweep whether this process still owns it.
         self.tmp, self._lock = _own_folder()
-        self.proc = subprocess.Popen(
-            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            env={**env, "TMPDIR": self.tmp, "TEMP": self.tmp, "TMP": self.tmp},
-            start_new_session=True)  # own group: killed with its children
+        # The lifeline: the worker holds the read end; the write end stays here, never
+        # written and never inherited (os.pipe's descriptors are not), so the worker reads
+        # end-of-file exactly when this process is gone.
+        lifeline, write_end = os.pipe()
+        self._lifeline: int | None = write_end
+        deathsig = int(threading.current_thread() is threading.main_thread())
+        try:
+            self.proc = subprocess.Popen(
+                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.stderr, pass_fds=(lifeline,),
+                env={**env, "TMPDIR": self.tmp, "TEMP": self.tmp, "TMP": self.tmp,
+                     _LIFELINE: f"{os.getpid()}:{lifeline}:{deathsig}"},
+                start_new_session=True)  # own group: killed with its children
+        finally:
+            os.close(lifeline)
         self.buffer = b""
         self.ready = False
         self.job: int | None = None  # the index of the job it is on
@@ -193,7 +286,7 @@ class _Worker:
         # A worker that died meanwhile shows as end-of-file on its stdout; the pool
         # then deals with the job it was given.
         with contextlib.suppress(BrokenPipeError, OSError):
-            _write(self.proc.stdin, job)
+            _write(self.proc.stdin, (timeout, job))
 
     def replies(self) -> list[Any]:
         """The complete replies available now; EOFError when the worker is gone."""
@@ -223,6 +316,9 @@ class _Worker:
             if stream is not None:
                 stream.close()
         self.stderr.close()
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         shutil.rmtree(self.tmp, ignore_errors=True)
         if self._lock is not None:
             os.close(self._lock)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,12 +49,14 @@ def first_line(err: BaseException) -> str:
 
 @dataclass
 class EngineResult:
-    """What one engine did: its outputs, or why it failed."""
+    """What one engine did: its outputs, or why it failed (``error``, the exception itself
+    in ``cause``)."""
 
     engine: str
     outputs: dict[str, np.ndarray] | None
     error: str | None
     seconds: float
+    cause: Exception | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -78,12 +80,13 @@ class Engine:
     def try_run(self, inputs: Feed) -> EngineResult:
         """``run`` with failures captured as a reason string."""
         start = time.perf_counter()
+        cause: Exception | None = None
         try:
             outputs = self._run(inputs)
             error = None
         except Exception as err:  # the reason is the report; the others still run
-            outputs, error = None, first_line(err)
-        return EngineResult(self.name, outputs, error, time.perf_counter() - start)
+            outputs, error, cause = None, first_line(err), err
+        return EngineResult(self.name, outputs, error, time.perf_counter() - start, cause)
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         raise NotImplementedError

@@ -39,6 +39,10 @@ def _stop_child() -> None:
         _pool = None
 
 
+class NoResultInTime(BackendError):
+    """The isolated engine was stopped at its time limit."""
+
+
 class Isolated(Engine):
     """``inner`` run in a child process; crashes and hangs become ``BackendError``s."""
 
@@ -66,8 +70,8 @@ class Isolated(Engine):
         if outcome.status == "error":
             raise BackendError(outcome.reason)
         if outcome.status == "timeout":
-            raise BackendError(f"{self.label} gave no result within {self.timeout:g} s "
-                               f"(stopped){self.doing}")
+            raise NoResultInTime(f"{self.label} gave no result within {self.timeout:g} s "
+                                 f"(stopped){self.doing}")
         raise BackendError(f"{self.label} crashed ({outcome.reason}){self.doing}")
 
 

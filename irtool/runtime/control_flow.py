@@ -34,9 +34,9 @@ import sys
 
 import numpy as np
 
-from ..core.errors import ExecutionError, IRToolError
+from ..core.errors import ExecutionError, IRToolError, IterationCapError
 from ..core.scopes import body_scope, layer_path
-from ..ir.graph import Graph, Layer, PortMapEntry
+from ..ir.graph import Graph, Layer, PortMapEntry, describe_layer
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
 from .codegen.loops import generate
@@ -320,8 +320,8 @@ def _condition_check(layer: Layer, scope: str):
 
 
 def _limit(layer: Layer, scope: str, cap: int, note: str) -> ExecutionError:
-    return fail(layer, scope, f"loop stopped: it would run more than {cap} iterations "
-                 f"({note})")
+    return IterationCapError(f"loop stopped: it would run more than {cap} iterations ({note})",
+                             layer=describe_layer(layer, scope))
 
 
 def _cap(options: RunOptions) -> tuple[int, str]:

@@ -46,6 +46,11 @@ class Executor:
 
     A run computes IEEE results silently (log(-1) is NaN, x / 0 is inf): numpy's
     floating-point warnings are off while it runs.
+
+    An IR v10 file's inputs and outputs have the types OpenVINO gives them when it reads
+    such a file (``legacy_output_dtype``): 32- and 64-bit integer outputs come out as i32,
+    every other output but f32 and strings as f32 (bool, f16, f64, u8...), and an f16 input
+    takes f32 values too. The IR's own types hold inside the model.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
@@ -71,6 +76,7 @@ class Executor:
             raise
         # What each input must be, read from the Parameters once, not on every run.
         self._input_types = [(p.element_type, p.shape) for p in self.plan.parameters]
+        self._legacy = model.version < 11  # IR v10: OpenVINO's types at the boundary
         self._blas = BlasLimit(blas_thread_limit())  # IRTOOL_BLAS_THREADS as it is now
 
     @property
@@ -114,6 +120,8 @@ class Executor:
                      name: str) -> np.ndarray:
         if et is not None and et.dtype is not None and value.dtype != et.dtype:
             value = from_raw_bits(value, et)  # bf16/f8 as npz stores them: |V2, |V1
+            if self._legacy and et.name == "f16" and value.dtype == np.float32:
+                value = value.astype(np.float16)  # OpenVINO's f32 tensor of a v10 f16 input
         if et is not None and et.dtype is not None and value.dtype != et.dtype:
             if et.kind == "string" and value.dtype.kind in ("U", "S", "O"):
                 value = value.astype(object)
@@ -150,6 +158,8 @@ class Executor:
         except IRToolError as err:
             self._locate(err)
             raise
+        if self._legacy:
+            outs = [_as_legacy(out) for out in outs]
         return dict(zip(self.plan.output_names, outs))
 
     def _locate(self, err: IRToolError) -> None:
@@ -157,6 +167,23 @@ class Executor:
         if err.file is None and self.model.path:
             err.file = self.model.path
             err.args = (err.format(),)
+
+
+def legacy_output_dtype(dtype: np.dtype) -> np.dtype:
+    """The type OpenVINO gives an output of this type in an IR v10 file: its model reader
+    (``to_legacy_type`` in src/inference/src/model_reader.cpp, applied by ``read_model`` to
+    every IR of version 10) makes i64, u64, i32 and u32 outputs i32 and every other type but
+    f32 f32. Strings, which no IR v10 has, keep theirs."""
+    if dtype.kind in "iu" and dtype.itemsize >= 4:
+        return np.dtype(np.int32)
+    if dtype.kind in "OSU":
+        return dtype
+    return np.dtype(np.float32)
+
+
+def _as_legacy(value: np.ndarray) -> np.ndarray:
+    dtype = legacy_output_dtype(value.dtype)
+    return value if value.dtype == dtype else value.astype(dtype)
 
 
 def _compile(model: Model, max_iterations: int | None, vectorize: bool = True,

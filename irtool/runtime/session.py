@@ -2,7 +2,8 @@
 
 ``run`` keeps the variables (ReadValue/Assign) from one call to the next; ``reset_state``
 returns every variable to its initial value; ``state`` reads and sets them by variable id
-(setting it as a whole replaces it: a variable not named goes back to its initial value).
+(setting it as a whole replaces it: a variable not named goes back to its initial value),
+and reads a variable at its initial value as OpenVINO's ``query_state`` does.
 The session's random generators (RandomUniform) move on from call to call too, and
 ``reset_state`` leaves them where they are, as OpenVINO's does
 (``irtool.opset.math_random``).
@@ -23,12 +24,16 @@ from .trace import Tracer
 
 
 class State(MutableMapping[str, np.ndarray]):
-    """The variables of a session that hold a value, by variable id.
+    """Every variable of a session, by variable id.
 
-    A variable holds a value once a run has assigned it, or once it is set here; until
-    then (and after ``reset_state`` or ``del state[id]``) its ReadValue gives its initial
-    value, and it is not in this mapping. Setting a variable checks the id, and the
-    element type and shape against what its ReadValue declares.
+    A variable holds a value once a run has assigned it, or once it is set here. Until
+    then (and after ``reset_state`` or ``del state[id]``) it is at its initial value, and
+    reads as OpenVINO's ``query_state`` shows such a variable: zeros of its declared
+    element type and shape, a dynamic dim 0 (an empty KV cache). Reading it changes
+    nothing: the next run's ReadValue still computes the initial value its init input
+    gives, if it has one; setting it (even to what it read) makes the value held, and the
+    next run reads that, as in OpenVINO. Setting a variable checks the id, and the element
+    type and shape against what its ReadValue declares.
     """
 
     def __init__(self, session: CompiledModel) -> None:
@@ -39,22 +44,32 @@ class State(MutableMapping[str, np.ndarray]):
         return self._session._values
 
     def __getitem__(self, variable_id: str) -> np.ndarray:
-        return self._values[variable_id]
+        value = self._values.get(variable_id)
+        if value is not None:
+            return value
+        if variable_id not in self._session.variables.declared:
+            raise KeyError(variable_id)
+        return self._session._reset_value(variable_id)
 
     def __setitem__(self, variable_id: str, value: Any) -> None:
         self._values[variable_id] = self._session._checked_value(variable_id, value)
 
     def __delitem__(self, variable_id: str) -> None:
-        del self._values[variable_id]
+        """Back to the initial value."""
+        if self._values.pop(variable_id, None) is None \
+                and variable_id not in self._session.variables.declared:
+            raise KeyError(variable_id)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._values))
+        return iter(self._session.variable_ids)
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._session.variable_ids)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k!r}: {v.dtype}{list(v.shape)}" for k, v in self._values.items())
+        shown = ", ".join(f"{k!r}: {v.dtype}{list(v.shape)}" + ("" if k in self._values
+                                                               else " (initial)")
+                          for k, v in self.items())
         return f"State({{{shown}}})"
 
 
@@ -63,8 +78,8 @@ class CompiledModel(Executor):
     session's variables: ``run`` is one inference step, and the values the step assigns
     are what the next step's ReadValues read.
 
-    ``variables`` lists every variable id the model reads; ``state`` those that hold a
-    value. A step that fails leaves the state as it was.
+    ``variable_ids`` lists every variable id the model reads; ``state`` reads and sets each.
+    A step that fails leaves the state as it was.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
@@ -93,7 +108,8 @@ class CompiledModel(Executor):
 
     @property
     def state(self) -> State:
-        """The variables holding a value, by id: readable, settable, deletable."""
+        """Every variable by id, its value or its initial one (see ``State``): readable,
+        settable, deletable (back to the initial value)."""
         return State(self)
 
     @state.setter
@@ -104,6 +120,17 @@ class CompiledModel(Executor):
         checked = {k: self._checked_value(k, v) for k, v in values.items()}
         self._values.clear()
         self._values.update(checked)
+
+    def _reset_value(self, variable_id: str) -> np.ndarray:
+        """What OpenVINO's ``query_state`` shows for a variable at its initial value: zeros
+        of the declared element type and shape, a dynamic dim 0 (of unknown rank: an empty
+        1-d array, of unknown type: f32, where OpenVINO's CPU plugin compiles neither)."""
+        et, shape = self._declared(variable_id)
+        dtype = et.dtype if et is not None and et.dtype is not None else np.dtype(np.float32)
+        dims = tuple(max(d, 0) for d in shape) if shape is not None else (0,)
+        if dtype.kind == "O":  # strings
+            return np.full(dims, "", dtype=object)
+        return np.zeros(dims, dtype)
 
     def _declared(self, variable_id: str) -> tuple[ElementType | None, tuple[int, ...] | None]:
         """The element type and shape the variable's ReadValue declares, or else gives on

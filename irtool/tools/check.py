@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.errors import ConversionError, IRToolError
+from ..core.errors import ConversionError, IRToolError, IterationCapError
 from ..core.files import write_npz
 from ..core.sniff import refuse_other_kind
 from ..engines.base import Engine, EngineResult, first_line
-from ..engines.isolate import Isolated
+from ..engines.isolate import Isolated, NoResultInTime
 from ..engines.onnxruntime import OnnxRuntimeEngine
 from ..engines.openvino import OpenVINOEngine, cpu_plugin_refusals, describe_config
 from ..engines.runtime import IrtoolEngine
@@ -38,6 +38,12 @@ F64_CAUSE = "likely cause: OpenVINO's CPU plugin computes float64 in float32"
 
 DEFAULT_TIMEOUT_S = 300.0
 """Seconds onnxruntime and OpenVINO may each take in a check."""
+
+CAP_GRACE_S = 10.0
+"""When irtool's own run stops a loop at the iteration cap (most likely a loop that never
+ends), the seconds onnxruntime and OpenVINO still get each, instead of the full time-out
+(at least; as long as irtool's run took when that was longer): enough for a loop just past
+the cap to end, and no wait of minutes for one that never does."""
 
 if TYPE_CHECKING:
     import onnx
@@ -171,7 +177,8 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there. onnxruntime and
     OpenVINO each run in a worker process stopped after ``timeout`` seconds (their column
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
-    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``). ``optimize=False`` converts without the
+    ``irtool.runtime.DEFAULT_MAX_ITERATIONS``), and runs first: when it stops a loop so,
+    the others get ``CAP_GRACE_S`` instead of ``timeout``. ``optimize=False`` converts without the
     optimising passes and runs irtool's executor without its rewrites; the report says
     what was applied either way (``optimizations``). ``openvino_config``: OpenVINO's CPU
     properties (None: its exact modes). ``localize``: when OpenVINO parts from irtool on
@@ -197,24 +204,29 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
             write_npz(folder / "inputs.npz", feed)
         ir_feed = _ir_feed(ir_model, proto, feed)
         irtool_engine = IrtoolEngine(xml, max_iterations=max_iterations, optimize=optimize)
-        backends: list[tuple[Engine, Mapping[str, np.ndarray]]] = [
+        # irtool's own runtime first: it caps every loop, and a loop it stops at the cap
+        # most likely never ends (a trip count of 10**12), so the others then get a short
+        # grace instead of the full time-out.
+        say("running irtool")
+        irt = _located(irtool_engine.try_run(ir_feed), xml, keep_dir)
+        limit = timeout
+        if isinstance(irt.cause, IterationCapError):
+            limit = min(timeout, max(CAP_GRACE_S, irt.seconds))
+            log.warning("warning: irtool's run stopped at the iteration cap%s", "" if
+                        limit == timeout else f"; onnxruntime and OpenVINO get {limit:g} s "
+                                              f"each, not {timeout:g} s")
+        others: list[tuple[Engine, Mapping[str, np.ndarray]]] = [
             # onnxruntime and OpenVINO run in a worker process with a time limit: either can
             # crash on a model or never end (a loop of 10**12 iterations), and a check must
-            # then still report the other backends. irtool's own runtime caps every loop.
-            (Isolated(OnnxRuntimeEngine(proto), timeout), feed),
-            (irtool_engine, ir_feed),
-            (Isolated(OpenVINOEngine(xml, config=openvino_config), timeout), ir_feed),
+            # then still report the other backends.
+            (Isolated(OnnxRuntimeEngine(proto), limit), feed),
+            (Isolated(OpenVINOEngine(xml, config=openvino_config), limit), ir_feed),
         ]
-        outcomes: list[EngineResult] = []
-        for backend, backend_feed in backends:
-            say(f"running {backend.name}")
-            outcome = backend.try_run(backend_feed)
-            if outcome.error and keep_dir is None:
-                # The temporary IR is gone after the check; its path would only be noise.
-                outcome.error = outcome.error.replace(f"{xml}: ", "")
-            if outcome.error and backend.name == "openvino":
-                outcome.error = _openvino_reason(ir_model, outcome.error)
-            outcomes.append(outcome)
+        ort, ov = (_located(_run_other(engine, engine_feed, say, limit, timeout), xml,
+                            keep_dir) for engine, engine_feed in others)
+        if ov.error:
+            ov.error = _openvino_reason(ir_model, ov.error)
+        outcomes = [ort, irt, ov]
         ir_path = str(xml) if keep_dir is not None else None
         localization = _localize(xml, proto, feed, ir_feed, outcomes, rtol, atol,
                                  openvino_config, memory_budget, timeout, max_iterations,
@@ -228,7 +240,6 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     outputs = [o.name for o in proto.graph.output]
     # onnxruntime is the reference; when it refuses the model, OpenVINO (independent of
     # irtool) stands in so the report still says whether the IR backends agree.
-    ort, irt, ov = outcomes
     reference = ort if ort.ok else (ov if ov.ok else (irt if irt.ok else None))
     if reference is not None:
         _warn_declared_outputs(proto, reference.outputs or {})
@@ -356,6 +367,25 @@ _APPLIED_WORDS = {
     "batched loops": ("batched", "loop at run time", "loops at run time"),
     "loop rewrites": ("rewrote", "loop body step", "loop body steps"),
 }
+
+
+def _run_other(engine: Engine, feed: Mapping[str, np.ndarray], say: Progress, limit: float,
+               timeout: float) -> EngineResult:
+    """onnxruntime's or OpenVINO's run; stopped at a ``limit`` shortened after irtool's
+    run stopped at the iteration cap, its reason says so."""
+    say(f"running {engine.name}")
+    outcome = engine.try_run(feed)
+    if limit < timeout and isinstance(outcome.cause, NoResultInTime):
+        outcome.error = (f"stopped after {limit:g} s (not {timeout:g}): irtool's run stopped at "
+                         f"the iteration cap, so the loop most likely never ends")
+    return outcome
+
+
+def _located(outcome: EngineResult, xml: Path, keep_dir: object) -> EngineResult:
+    """The temporary IR is gone after the check; its path in a reason would only be noise."""
+    if outcome.error and keep_dir is None:
+        outcome.error = outcome.error.replace(f"{xml}: ", "")
+    return outcome
 
 
 def describe_optimizations(applied: Mapping[str, int]) -> str:

@@ -4,8 +4,12 @@ or one column, never the end of irtool or a wait without end."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,17 +17,19 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from support.processes import descendants, left_after, processes
+from support.quirks import QuirkRecorder
 
 import irtool
 from irtool import api
 from irtool.cli import main as cli_main
+from irtool.tools.check import CAP_GRACE_S
 from irtool.tools.check import DEFAULT_TIMEOUT_S as CHECK_TIMEOUT_S
 
 
-def _forever() -> onnx.ModelProto:
-    """A Loop without a trip count whose condition stays true: onnxruntime and OpenVINO run
-    it until stopped; irtool stops it at its iteration cap."""
-    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+def _adding_one() -> onnx.GraphProto:
+    """A Loop body: x + 1, its condition passed on."""
+    return h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
                          h.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
                         [h.make_tensor_value_info("i", T.INT64, []),
                          h.make_tensor_value_info("c", T.BOOL, []),
@@ -31,6 +37,12 @@ def _forever() -> onnx.ModelProto:
                         [h.make_tensor_value_info("c_out", T.BOOL, []),
                          h.make_tensor_value_info("x_out", T.FLOAT, [1])],
                         [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+
+
+def _forever() -> onnx.ModelProto:
+    """A Loop without a trip count whose condition stays true: onnxruntime and OpenVINO run
+    it until stopped; irtool stops it at its iteration cap."""
+    body = _adding_one()
     graph = h.make_graph([h.make_node("Loop", ["", "cond", "x"], ["y"], body=body,
                                       name="forever")], "forever",
                          [h.make_tensor_value_info("cond", T.BOOL, []),
@@ -54,9 +66,39 @@ def test_check_stops_onnxruntime_and_openvino_at_the_time_limit(
     assert "loop stopped: it would run more than 1000 iterations" in out  # irtool's column
 
 
+def _trillion_iterations() -> onnx.ModelProto:
+    """The issue's runaway: a Loop of trip count 10**12 adding 1 each time."""
+    body = _adding_one()
+    graph = h.make_graph([h.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="runaway")],
+                         "runaway", [h.make_tensor_value_info("x", T.FLOAT, [1])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1])],
+                         [h.make_tensor("M", T.INT64, [], [10**12])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 16)])
+
+
+def test_check_does_not_wait_for_a_loop_irtool_stopped_at_its_cap(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """irtool's run stops the loop at the default cap and says so at once; onnxruntime and
+    OpenVINO then get CAP_GRACE_S (10 s) each, not the default 300 s, and their columns say
+    why (it used to wait 300 s for onnxruntime, printing nothing)."""
+    path = tmp_path / "runaway.onnx"
+    onnx.save(_trillion_iterations(), path)
+    rc = cli_main(["check", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "irtool: warning: irtool's run stopped at the iteration cap; onnxruntime and " \
+           "OpenVINO get 10 s each, not 300 s" in captured.err
+    assert "irtool failed: " in captured.out
+    assert "loop stopped: it would run more than 1000000 iterations" in captured.out
+    for engine in ("onnxruntime", "openvino"):
+        assert f"{engine} failed: stopped after 10 s (not 300): irtool's run stopped at the " \
+               f"iteration cap, so the loop most likely never ends" in captured.out, engine
+    assert CAP_GRACE_S == 10
+
+
 def _col2im_that_openvino_aborts_on() -> onnx.ModelProto:
     """Col2Im, fed a block of 0 x 3: OpenVINO 2026.4's CPU plugin divides by it and dies of
-    SIGFPE (every time) instead of refusing."""
+    SIGFPE (on the CPUs seen so far) instead of refusing."""
     graph = h.make_graph([h.make_node("Col2Im", ["x", "image", "block"], ["y"], name="c2i")],
                          "col2im", [h.make_tensor_value_info("x", T.FLOAT, [1, 5, 5]),
                                     h.make_tensor_value_info("image", T.INT64, [2]),
@@ -65,18 +107,54 @@ def _col2im_that_openvino_aborts_on() -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
 
 
-def test_run_on_openvino_survives_a_crash_of_openvino(tmp_path: Path) -> None:
-    """``irtool run --backend openvino`` used to die with OpenVINO (no message)."""
+def _col2im_run(tmp_path: Path, env: dict[str, str] | None = None
+                ) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     xml = irtool.save(irtool.convert(_col2im_that_openvino_aborts_on()), tmp_path / "m.xml")
     np.savez(tmp_path / "in.npz", x=np.ones((1, 5, 5), np.float32),
              image=np.array([2, 3], np.int64), block=np.array([0, 3], np.int64))
     out = tmp_path / "out.npz"
     proc = subprocess.run([sys.executable, "-m", "irtool", "run", str(xml),
                            str(tmp_path / "in.npz"), "-o", str(out), "--backend", "openvino"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+    return xml, out, proc
+
+
+def _openvino_dying_of(sig: signal.Signals, folder: Path) -> dict[str, str]:
+    """An environment whose processes (the OpenVINO worker included) die of ``sig`` as soon
+    as OpenVINO compiles a model: a crash on every CPU, through the same worker and the
+    same report as a real one (a ``sitecustomize`` that replaces ``Core.compile_model``)."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import os, signal\nimport openvino\n\n\n"
+        "def _die(*args, **kwargs):\n"
+        f"    os.kill(os.getpid(), signal.{sig.name})\n\n\n"
+        "openvino.Core.compile_model = _die\n")
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": str(folder) + (os.pathsep + path if path else "")}
+
+
+def test_run_on_openvino_survives_a_crash_of_openvino(tmp_path: Path) -> None:
+    """``irtool run --backend openvino`` used to die with OpenVINO (no message); a crash of
+    its worker is one line, and no output file."""
+    env = _openvino_dying_of(signal.SIGFPE, tmp_path / "site")
+    xml, out, proc = _col2im_run(tmp_path, env)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [f"irtool run: OpenVINO crashed (SIGFPE) running {xml}"]
     assert not out.exists()
+
+
+def test_openvino_on_a_col2im_block_of_zero(tmp_path: Path, openvino_quirk: QuirkRecorder) -> None:
+    """The real crash, recorded: this CPU's plugin dies of SIGFPE (the one line above), or
+    it refuses the block with an error of its own, one line too."""
+    xml, out, proc = _col2im_run(tmp_path)
+    assert proc.returncode != 0 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert not out.exists()
+    openvino_quirk("col2im-block-0-sigfpe",
+                   reproduced=proc.stderr.strip() == f"irtool run: OpenVINO crashed (SIGFPE) "
+                                                     f"running {xml}",
+                   behaves=proc.stderr.startswith("irtool run: ") and "crashed" not in
+                   proc.stderr, answer=proc.stderr.strip())
 
 
 def test_run_on_openvino_stops_at_the_time_limit(tmp_path: Path) -> None:
@@ -153,3 +231,33 @@ def test_run_help_states_the_default_iteration_cap(capsys: pytest.CaptureFixture
         cli_main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default 1,000,000, whatever the trip count)" in text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_check_leaves_no_worker(tmp_path: Path) -> None:
+    """``kill -9`` of a ``check`` whose onnxruntime is in a runaway loop: a few seconds
+    later no process it started is left (they used to run on for an hour with parent 1)."""
+    path = tmp_path / "runaway.onnx"
+    onnx.save(_trillion_iterations(), path)
+    check = subprocess.Popen([sys.executable, "-m", "irtool", "check", str(path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+                "_isolate_child" in cmd for cmd in children.values()):
+            time.sleep(0.2)
+            children = descendants(check.pid)
+        assert any("_isolate_child" in cmd for cmd in children.values()), children
+        time.sleep(3)  # the worker loads onnxruntime and is well into the loop
+        children = descendants(check.pid)
+        worker = next(pid for pid, cmd in children.items() if "_isolate_child" in cmd)
+        assert processes()[worker][0] == check.pid
+    finally:
+        check.kill()
+        check.wait()
+    left = left_after(children, 5)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running after the kill: {[children[p] for p in left]}"

@@ -9,12 +9,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from support import TESTS
+from support.processes import left_after
 
-from irtool.core.workers import Pool, sweep_stale_folders
+from irtool.core import workers
+from irtool.core.workers import BACKSTOP_S, Pool, _Worker, sweep_stale_folders
 
 ENV = {"PYTHONPATH": str(TESTS)}
 
@@ -98,6 +101,7 @@ def test_folders_of_a_killed_parent_are_swept_by_the_next_pool(tmp_path: Path) -
         os.killpg(int(pid), signal.SIGKILL)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(tempfile, "tempdir", str(tmp_path))
+        mp.setattr(workers, "_swept", True)  # the sweep below is the one looked at
         with Pool("support.toy_worker", env=ENV) as live:
             live.start()
             mine = live._pool[0].tmp
@@ -105,3 +109,67 @@ def test_folders_of_a_killed_parent_are_swept_by_the_next_pool(tmp_path: Path) -
             assert sweep_stale_folders() == [folder]
             assert not Path(folder).exists() and Path(mine).is_dir()
         assert not Path(mine).exists()  # removed by its own pool on close
+
+
+# The parent: one worker (started in the main thread, or in another one), busy with a job
+# that never ends, then the parent kills itself; "fork" first forks a child that keeps
+# the lifeline's write end open, so that only PR_SET_PDEATHSIG can end the worker.
+PARENT = """
+import os, signal, sys, threading, time
+from irtool.core.workers import Pool
+pool = Pool('support.toy_worker', env={'PYTHONPATH': sys.argv[1]}, timeout=600)
+if sys.argv[2] == 'thread':
+    starter = threading.Thread(target=pool.start)
+    starter.start()
+    starter.join()
+print(pool.call(('pid', 0)).value, flush=True)
+if sys.argv[2] == 'fork':
+    keeper = os.fork()
+    if keeper == 0:
+        os.close(1)
+        os.close(2)
+        time.sleep(60)
+        os._exit(0)
+    print(keeper, flush=True)
+threading.Thread(target=pool.call, args=(('hang', 0),), daemon=True).start()
+time.sleep(1)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, PR_SET_PDEATHSIG")
+@pytest.mark.parametrize("how", ["main", "thread", "fork"])
+def test_a_worker_dies_with_its_parent(how: str) -> None:
+    """A parent killed by SIGKILL takes its busy worker with it: through the lifeline pipe
+    (a worker started from another thread has nothing else), or through PR_SET_PDEATHSIG
+    (``fork``: a forked child of the parent keeps the pipe open)."""
+    done = subprocess.run([sys.executable, "-c", PARENT, str(TESTS), how], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    worker, *keeper = (int(pid) for pid in done.stdout.split())
+    try:
+        assert not left_after([worker], 5), f"the worker {worker} outlived its parent"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker, signal.SIGKILL)
+        for pid in keeper:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="no alarm")
+def test_a_worker_ends_a_job_past_its_time_limit_by_itself() -> None:
+    """The backstop: a job sent with a limit of 0.5 s whose parent does not stop it (here:
+    nobody watches) ends the worker by SIGALRM after 1.1 x the limit + BACKSTOP_S."""
+    worker = _Worker(Pool("support.toy_worker", env=ENV).command,
+                     {**os.environ, **ENV, "PYTHONWARNINGS": "ignore"})
+    try:
+        while not worker.ready:
+            worker.ready = any(kind == "ready" for kind, _ in worker.replies())
+        start = time.monotonic()
+        worker.send(0, ("hang", 0), 0.5)
+        rc = worker.proc.wait(timeout=BACKSTOP_S + 30)
+        assert rc == -signal.SIGALRM
+        assert time.monotonic() - start >= BACKSTOP_S
+    finally:
+        worker.stop()

@@ -19,6 +19,7 @@ import pytest
 from onnx import TensorProto, helper
 from support import REPO
 from support.conversion import check_conversion, make_model, vi
+from support.quirks import QuirkRecorder
 
 from irtool.ir.graph import Model
 
@@ -114,10 +115,9 @@ def test_scan_states_that_swap(tmp_path: Path) -> None:
     check_conversion(model, feeds, tmp_path)
 
 
-def test_the_documented_reproducer(tmp_path: Path) -> None:
-    """The doc's reproducer (irtool's form before the fix) runs; where this CPU's plugin
-    still gives the wrong values it says, an xfail; where it gives the right ones, a
-    pass (the doc then needs an update)."""
+def test_the_documented_reproducer(tmp_path: Path, openvino_quirk: QuirkRecorder) -> None:
+    """The doc's reproducer (irtool's form before the fix) runs; whether this CPU's plugin
+    still gives the wrong values it says is recorded (tests/support/quirks.py)."""
     text = (REPO / "docs" / "openvino-quirks.md").read_text()
     section = text.split("## A back edge whose Result reads another body Parameter")[1]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
@@ -127,16 +127,15 @@ def test_the_documented_reproducer(tmp_path: Path) -> None:
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-500:]
     got = proc.stdout.strip().splitlines()[-1]
-    if got == "[[1.0, 1.0], [2.0, 2.0]]":
-        return
-    assert got == "[[2.0, 2.0], [2.0, 2.0]]", got
-    pytest.xfail(f"OpenVINO's CPU plugin computes the swap wrong: {got}")
+    openvino_quirk("crossed-back-edge", behaves=got == "[[1.0, 1.0], [2.0, 2.0]]",
+                   reproduced=got == "[[2.0, 2.0], [2.0, 2.0]]", answer=got)
 
 
-def test_openvino_with_no_iteration_known_at_run_time(tmp_path: Path) -> None:
+def test_openvino_with_no_iteration_known_at_run_time(tmp_path: Path,
+                                                      openvino_quirk: QuirkRecorder) -> None:
     """A trip count of 0 given at run time cannot be folded: irtool's runtime gives the
     initial values (onnxruntime's), OpenVINO's CPU plugin another carried value's initial
-    value or uninitialised memory, here recorded (an xfail where it does)."""
+    value or uninitialised memory, here recorded (tests/support/quirks.py)."""
     from support.compare import assert_same
     from support.conversion import run_onnxruntime, run_openvino
 
@@ -151,7 +150,9 @@ def test_openvino_with_no_iteration_known_at_run_time(tmp_path: Path) -> None:
     ir = irtool.convert(model)
     assert_same(irtool.run(ir, feeds), expected, "irtool")
     got = run_openvino(irtool.save(ir, tmp_path / "model.xml"), feeds)
-    if all(np.array_equal(got[k], v) for k, v in expected.items()):
-        return
-    np.testing.assert_array_equal(got["AF"], expected["AF"])  # only BF is the plugin's own
-    pytest.xfail(f"OpenVINO gives BF = {got['BF']} after no iteration, not {expected['BF']}")
+    openvino_quirk("crossed-back-edge-no-iteration",
+                   behaves=all(np.array_equal(got[k], v) for k, v in expected.items()),
+                   # only BF, the value whose next value is another's, is the plugin's own
+                   reproduced=np.array_equal(got["AF"], expected["AF"]),
+                   answer=f"AF = {got['AF']}, BF = {got['BF']} after no iteration, not "
+                          f"{expected['AF']}, {expected['BF']}")

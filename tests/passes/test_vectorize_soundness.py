@@ -27,6 +27,7 @@ from support.conversion import (
 )
 from support.ir_builders import Net, finish, info, true_result, unsqueeze
 from support.ir_builders import run_openvino as run_openvino_model
+from support.quirks import QuirkRecorder
 
 import irtool
 from irtool.ir.types import element_type
@@ -107,10 +108,11 @@ def test_a_narrowing_cast_of_the_length_is_not_the_length(case: str, tmp_path: P
 
 
 @pytest.mark.parametrize("case", ["uint8 wraps", "float16 rounds", "bool is 1"])
-def test_openvino_takes_a_cast_length(case: str, tmp_path: Path) -> None:
+def test_openvino_takes_a_cast_length(case: str, tmp_path: Path,
+                                      openvino_quirk: QuirkRecorder) -> None:
     """OpenVINO's CPU plugin runs such a loop ``len(X)`` times, on irtool's IR and on its
-    own conversion of the ONNX alike (docs/openvino-quirks.md): recorded here, an xfail
-    where it does so, a pass where it matches onnxruntime."""
+    own conversion of the ONNX alike (docs/openvino-quirks.md): recorded here
+    (tests/support/quirks.py)."""
     import openvino as ov
 
     n, types, rows = CASTS[case]
@@ -122,10 +124,10 @@ def test_openvino_takes_a_cast_length(case: str, tmp_path: Path) -> None:
     own = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU")(feeds)
     shapes = {"irtool's IR": run_openvino(xml, feeds)["Y"].shape,
               "its own conversion": next(iter(own.values())).shape}
-    if all(shape == expected.shape for shape in shapes.values()):
-        return
-    assert all(shape in (expected.shape, (n, 2)) for shape in shapes.values()), shapes
-    pytest.xfail(f"OpenVINO runs the loop len(X) = {n} times, not {rows}: {shapes}")
+    openvino_quirk("cast-length-trip-count",
+                   behaves=all(shape == expected.shape for shape in shapes.values()),
+                   reproduced=all(shape in (expected.shape, (n, 2)) for shape in shapes.values()),
+                   answer=f"{shapes} for {rows} iterations over len(X) = {n}")
 
 
 def test_a_cast_to_the_same_type_keeps_the_length(tmp_path: Path) -> None:

@@ -67,11 +67,12 @@ def test_accumulator_session_matches_openvino(tmp_path: Path, with_init: bool) -
     session = irtool.compile(irtool.load(xml))
     rng = np.random.default_rng(0)
     feeds = [{"x": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(6)]
+    _assert_same(dict(session.state), _ov_state(request))  # fresh: the initial values
     for number, feed in enumerate(feeds):
-        if number == 3:  # both back to the initial value
+        if number == 3:  # both back to the initial value, and read as OpenVINO reads it
             request.reset_state()
             session.reset_state()
-            assert dict(session.state) == {}
+            _assert_same(dict(session.state), _ov_state(request))
         _assert_same(session.run(feed), _ov_step(request, feed))
         _assert_same(dict(session.state), _ov_state(request))
     # Setting the state: the next step starts from it in both.
@@ -81,6 +82,36 @@ def test_accumulator_session_matches_openvino(tmp_path: Path, with_init: bool) -
     session.state["acc"] = value
     _assert_same(session.run(feeds[0]), _ov_step(request, feeds[0]))
     _assert_same(dict(session.state), _ov_state(request))
+
+
+def test_reading_the_initial_value_is_not_setting_it(tmp_path: Path) -> None:
+    """After ``reset_state`` a variable with an init input reads as zeros, as in OpenVINO's
+    ``query_state``; the next step still starts from the init input's value (2x); setting
+    the state to what it read makes the next step start from zeros, in both."""
+    xml = _accumulator(tmp_path / "acc.xml", with_init=True)
+    request = _request(xml)
+    session = irtool.compile(irtool.load(xml))
+    x = np.ones((2, 3), np.float32)
+    for _ in range(2):
+        _assert_same(session.run({"x": x}), _ov_step(request, {"x": x}))
+    request.reset_state()
+    session.reset_state()
+    read = dict(session.state)
+    _assert_same(read, _ov_state(request))
+    np.testing.assert_array_equal(read["acc"], np.zeros((2, 3), np.float32))
+    step = session.run({"x": x})
+    np.testing.assert_array_equal(step["sum"], 3 * x)  # 2x + x: the init input's value
+    _assert_same(step, _ov_step(request, {"x": x}))
+    request.reset_state()
+    session.reset_state()
+    for s in request.query_state():
+        s.state = ov.Tensor(np.array(s.state.data))
+    session.state = dict(session.state)
+    step = session.run({"x": x})
+    np.testing.assert_array_equal(step["sum"], x)  # zeros + x: the value set
+    _assert_same(step, _ov_step(request, {"x": x}))
+    del session.state["acc"]  # back to the initial value: no error, nothing held
+    assert "acc" in session.state and len(session.state) == 1
 
 
 def test_run_stays_stateless_and_sessions_are_independent(tmp_path: Path) -> None:
@@ -106,7 +137,10 @@ def test_state_refuses_unknown_ids_and_wrong_types(tmp_path: Path) -> None:
         session.state["acc"] = np.zeros((2, 3))
     with pytest.raises(irtool.ExecutionError, match=r"'acc' has shape \[2, 3\].*not \[3\]"):
         session.state = {"acc": np.zeros(3, np.float32)}
-    assert dict(session.state) == {}
+    assert list(session.state) == ["acc"]
+    np.testing.assert_array_equal(session.state["acc"], np.zeros((2, 3), np.float32))
+    with pytest.raises(KeyError):
+        session.state["nope"]
 
 
 def test_failed_step_keeps_the_state(tmp_path: Path) -> None:
@@ -200,6 +234,7 @@ def test_kv_cache_decoder_matches_openvino_step_by_step(tmp_path: Path, mask: st
         if number == len(feeds):  # a new sequence: empty caches again
             request.reset_state()
             session.reset_state()
+            _assert_same(dict(session.state), _ov_state(request))  # empty caches
         _assert_same(session.run(feed), _ov_step(request, feed))
         state = _ov_state(request)
         _assert_same(dict(session.state), state)
@@ -275,6 +310,6 @@ def test_setting_the_whole_state_replaces_it(tmp_path: Path) -> None:
         if s.name == "acc":
             s.state = ov.Tensor(value)
     session.state = {"acc": value}
-    assert sorted(session.state) == ["acc"]
+    _assert_same(dict(session.state), _ov_state(request))  # prev: its initial value
     _assert_same(session.run(feeds[2]), _ov_step(request, feeds[2]))
     _assert_same(dict(session.state), _ov_state(request))

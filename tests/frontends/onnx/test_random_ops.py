@@ -21,6 +21,7 @@ import openvino as ov
 import pytest
 from onnx import TensorProto, helper
 from support.conversion import make_model, run_onnxruntime, vi
+from support.quirks import QuirkRecorder
 
 import irtool
 
@@ -163,20 +164,17 @@ def test_every_iteration_draws_anew(op: str, tmp_path: Path) -> None:
         assert len({row.tobytes() for row in y}) == 5, f"{who}: an iteration repeated a draw"
 
 
-def test_openvino_in_a_loop(tmp_path: Path) -> None:
+def test_openvino_in_a_loop(tmp_path: Path, openvino_quirk: QuirkRecorder) -> None:
     """What OpenVINO's CPU plugin does with a seeded RandomUniform in a Loop body, recorded:
     irtool moves each generator on by 256 Philox blocks per element per execution, in a
     loop as at the top (so iteration 0 of the first call is OpenVINO's, bit for bit). This
     CPU plugin moves by 256 blocks per 4 elements per iteration, and starts again from the
-    first draw on every call: an xfail where it does so, a pass where it agrees with irtool
-    (the doc then needs an update)."""
+    first draw on every call: recorded (tests/support/quirks.py), either way a pass."""
     model = _loop_of_draws("RandomUniform", trip=3)
     sessions = Sessions(model, tmp_path)
     calls = sessions.calls(2)
     ours, theirs = calls["irtool"], calls["openvino"]
     np.testing.assert_array_equal(ours[0][0], theirs[0][0])  # the first draw: the same
-    if all(np.array_equal(a, b) for a, b in zip(ours, theirs)):
-        return
     from irtool.ir.types import element_type
     from irtool.opset.math_random import DRAW_STRIDE, random_uniform
 
@@ -185,9 +183,10 @@ def test_openvino_in_a_loop(tmp_path: Path) -> None:
                               int(np.float32(SEED).view(np.uint32)), position)
 
     restarting = np.stack([draw(k * DRAW_STRIDE) for k in range(3)])  # 4 elements: 1 block
-    assert all(np.array_equal(call, restarting) for call in theirs), theirs
-    pytest.xfail("OpenVINO's CPU plugin steps 256 blocks per 4 elements in a Loop body and "
-                 "restarts every call")
+    openvino_quirk("random-in-a-loop",
+                   behaves=all(np.array_equal(a, b) for a, b in zip(ours, theirs)),
+                   reproduced=all(np.array_equal(call, restarting) for call in theirs),
+                   answer=f"{theirs}")
 
 
 def test_reset_state_leaves_the_generators(tmp_path: Path) -> None:
@@ -274,12 +273,13 @@ def test_a_session_follows_openvino_call_after_call(et: str, low: int, high: int
         np.testing.assert_array_equal(session.run(feed)["y"], request.infer(feed)[0])
 
 
-def test_an_if_on_a_random_draw_is_decided_on_every_call(tmp_path: Path) -> None:
+def test_an_if_on_a_random_draw_is_decided_on_every_call(tmp_path: Path,
+                                                         openvino_quirk: QuirkRecorder) -> None:
     """``If(u < 0.5)`` of a draw ``u`` is not decided once at conversion (the first draw
     picking one branch for good): in irtool's session, as in onnxruntime's, each call
     takes the branch its own draw picks (the draws are OpenVINO's). OpenVINO's CPU plugin
     takes the then-branch on every call whatever the draw, on irtool's IR and on its own
-    conversion: recorded, an xfail where it does so (docs/openvino-quirks.md)."""
+    conversion: recorded (docs/openvino-quirks.md, tests/support/quirks.py)."""
     then = helper.make_graph([helper.make_node("Constant", [], ["one"], value=helper
                                                .make_tensor("o", TensorProto.FLOAT, [], [1.0]))],
                              "then", [], [vi("one", F32, [])])
@@ -313,7 +313,7 @@ def test_an_if_on_a_random_draw_is_decided_on_every_call(tmp_path: Path) -> None
     for who in ("onnxruntime", "irtool"):
         assert {y for y, _ in picked[who]} == {0.0, 1.0}, (who, picked[who])
         assert all(y == float(u < 0.5) for y, u in picked[who]), (who, picked[who])
-    if all(y == float(u < 0.5) for y, u in picked["openvino"]):
-        return
-    assert all(y == 1.0 for y, _ in picked["openvino"]), picked["openvino"]
-    pytest.xfail("OpenVINO's CPU plugin takes the then-branch whatever the draw")
+    openvino_quirk("if-on-a-random-draw",
+                   behaves=all(y == float(u < 0.5) for y, u in picked["openvino"]),
+                   reproduced=all(y == 1.0 for y, _ in picked["openvino"]),
+                   answer=f"(branch value, draw) per call: {picked['openvino']}")
