@@ -8,7 +8,7 @@ import logging
 import sys
 
 from .. import api
-from ._common import extension_option, load_npz
+from ._common import extension_option, input_shape_options, input_shapes, load_npz
 
 log = logging.getLogger("irtool")
 
@@ -23,12 +23,11 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("model", help="ONNX model (.onnx)")
     p.add_argument("inputs", nargs="?",
                    help=".npz of inputs keyed by name (default: random ones of the declared "
-                        "shapes, see --seed and --shape; inputs missing from it are random too)")
+                        "shapes, see --seed and --input; inputs missing from it are random too)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random inputs (default 0)")
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
-                   help="shape for an input with dynamic dimensions (repeatable; needed "
-                        "for each such input that INPUTS does not give)")
+    input_shape_options(p, "the shapes of the random inputs (default: the declared ones, "
+                           "each dynamic dim 1, with a warning naming them)", alias=True)
     p.add_argument("--rtol", type=float, default=None,
                    help="relative tolerance for every output (default per dtype: f32/f64 "
                         "1e-4, f16 1e-2, bf16 2e-2, 8- and 4-bit floats 0.125; integers and "
@@ -60,9 +59,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
 def run(args: argparse.Namespace) -> int:
     """``irtool check MODEL.onnx [INPUTS.npz]``: the table (or ``--json``) on stdout,
     progress on stderr; exit 0 only when every backend ran and agrees with onnxruntime."""
-    from ..tools.inputs import parse_shape_option
-
-    shapes = dict(parse_shape_option(text) for text in (args.shape or []))
+    shapes = input_shapes(args)
     given = load_npz(args.inputs) if args.inputs else None
 
     from tqdm import tqdm

@@ -1,18 +1,23 @@
-"""Inputs for a cross-check: given arrays, or deterministic random ones of the declared types.
+"""Inputs for a cross-check or a ``run --random``: given arrays, or deterministic random
+ones of the declared types.
 
 Random values depend only on the seed and the input's name (not on the order of
 inputs): floats uniform in [-1, 1), booleans random, integers in 0..4. Inputs
 that steer a Loop (directly or through Identity/Cast/Squeeze/Unsqueeze/Reshape)
 are kept from making it degenerate: trip counts (``M``) are in 1..5 and initial
 conditions (``cond``) are true, so the body runs.
-Dynamic dimensions need a shape (``shapes`` / ``--shape name=2,3``) unless
-``default_dim`` is given.
+
+Shapes: what ``shapes`` gives (``--input "x[2,3]"``, ovc's syntax, or ``--shape x=2,3``),
+else the declared one, with each dynamic dim set to ``default_dim`` (1 for ``check``
+and ``run --random``, as Polygraphy and benchmark_app do) and one warning line naming
+every input so defaulted. An input of unknown rank needs its shape given.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +28,10 @@ from ..core.feeds import input_mismatch
 
 if TYPE_CHECKING:
     import onnx
+
+    from ..ir.graph import Model
+
+log = logging.getLogger("irtool")
 
 # Ops that pass a value through unchanged in everything that matters for a trip count.
 _PASS_THROUGH = {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape", "Flatten"}
@@ -120,7 +129,8 @@ def _loop_inputs(model: onnx.ModelProto, index: int) -> set[str]:
 
 
 def parse_shape_option(text: str) -> tuple[str, tuple[int, ...]]:
-    """``"x=2,3"`` -> ``("x", (2, 3))``; ``"x="`` is a scalar. Bad text raises."""
+    """``"x=2,3"`` -> ``("x", (2, 3))``; ``"x="`` is a scalar. Bad text raises. (``--shape``,
+    the older spelling of ``--input "x[2,3]"``, kept as an alias.)"""
     name, sep, dims = text.partition("=")
     if not sep or not name.strip():
         raise CheckInputError(f"--shape {text!r}: expected NAME=D0,D1,... (e.g. x=2,3)")
@@ -133,18 +143,55 @@ def parse_shape_option(text: str) -> tuple[str, tuple[int, ...]]:
     return name.strip(), shape
 
 
-def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, *,
-                seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
-                default_dim: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
-    """One array per graph input: ``given`` ones (checked) and random ones for the rest.
+def ir_input_specs(model: Model) -> list[InputSpec]:
+    """``input_specs`` of an IR model: its Parameters, by tensor name."""
+    specs = []
+    for layer, name in zip(model.inputs, model.input_names()):
+        et = layer.element_type
+        if et is None or et.dtype is None:
+            raise CheckInputError(f"input {name!r} has element type "
+                                  f"{layer.attrs.get('element_type')!r}, which numpy cannot hold")
+        shape = layer.shape
+        specs.append(InputSpec(name, np.dtype(et.dtype), None if shape is None else
+                               tuple(None if d < 0 else d for d in shape)))
+    return specs
 
-    Returns the feed (in graph-input order) and the names that were generated.
+
+def _ir_loop_inputs(model: Model, port_index: int) -> set[str]:
+    """Inputs of an IR model that feed input ``port_index`` of a top-level Loop directly
+    (0: the trip count, 1: the condition)."""
+    names = dict(zip((layer.id for layer in model.inputs), model.input_names()))
+    found = set()
+    for loop in model.graph.layers_of_type("Loop"):
+        if len(loop.inputs) > port_index:
+            source = model.graph.source(loop.id, loop.inputs[port_index].id)
+            if source is not None and source[0] in names:
+                found.add(names[source[0]])
+    return found
+
+
+def make_inputs(model: onnx.ModelProto | Model, given: Mapping[str, Any] | None = None, *,
+                seed: int = 0, shapes: Mapping[str, Sequence[int | None]] | None = None,
+                default_dim: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """One array per input of ``model`` (ONNX or IR): ``given`` ones (checked) and random
+    ones for the rest, of the shape ``shapes`` gives (None: a dim left to the declaration)
+    or the declared one, dynamic dims ``default_dim`` (None: refused) with a warning.
+
+    Returns the feed (in input order) and the names that were generated.
     """
-    specs = input_specs(model)
+    from ..ir.graph import Model
+
+    if isinstance(model, Model):
+        specs = ir_input_specs(model)
+        all_inputs = {s.name for s in specs}
+        trip_counts, conditions = _ir_loop_inputs(model, 0), _ir_loop_inputs(model, 1)
+    else:
+        specs = input_specs(model)
+        all_inputs = {vi.name for vi in model.graph.input}  # initializers are inputs too
+        trip_counts, conditions = trip_count_inputs(model), loop_condition_inputs(model)
     by_name = {s.name: s for s in specs}
     given = dict(given or {})
     shapes = dict(shapes or {})
-    all_inputs = {vi.name for vi in model.graph.input}  # initializers listed as inputs too
     # The inputs not given are made up, so only names that are no input are wrong.
     mismatch = input_mismatch([s.name for s in specs],
                               [k for k in given if k not in all_inputs], all_required=False)
@@ -152,17 +199,18 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
         raise CheckInputError(mismatch)
     unknown = sorted(set(shapes) - set(by_name))
     if unknown:
-        raise CheckInputError(f"--shape for {', '.join(unknown)}: no such input; the model "
+        raise CheckInputError(f"--input for {', '.join(unknown)}: no such input; the model "
                               f"takes {', '.join(s.name for s in specs) or 'none'}")
-    trip_counts = trip_count_inputs(model)
-    conditions = loop_condition_inputs(model)
     feed: dict[str, np.ndarray] = {}
     generated: list[str] = []
+    defaulted: list[str] = []
     for spec in specs:
         if spec.name in given:
             feed[spec.name] = _checked(spec, np.asarray(given[spec.name]))
             continue
-        shape = _shape_for(spec, shapes.get(spec.name), default_dim)
+        shape, was_dynamic = _shape_for(spec, shapes.get(spec.name), default_dim)
+        if was_dynamic:
+            defaulted.append(f"{spec.name} {spec.describe()} -> {list(shape)}")
         size = int(np.prod(shape, dtype=object)) * spec.dtype.itemsize
         if size > MAX_RANDOM_INPUT_BYTES:
             raise CheckInputError(f"input {spec.name!r} of shape {list(shape)} would take "
@@ -175,6 +223,11 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
         else:
             feed[spec.name] = _random(rng, spec.dtype, shape, spec.name in trip_counts)
         generated.append(spec.name)
+    if defaulted:
+        example = ",".join(f"{name}[{','.join(str(d) for d in feed[name].shape)}]"
+                           for name in (line.split(" ", 1)[0] for line in defaulted))
+        log.warning("warning: dynamic dims of random inputs set to %d: %s (give other "
+                    "shapes with --input \"%s\")", default_dim, "; ".join(defaulted), example)
     # Initializer-backed inputs that were given explicitly override their defaults.
     for name in given:
         if name not in feed:
@@ -195,27 +248,36 @@ def _checked(spec: InputSpec, value: np.ndarray) -> np.ndarray:
     return value
 
 
-def _shape_for(spec: InputSpec, override: tuple[int, ...] | None,
-               default_dim: int | None) -> tuple[int, ...]:
+def _shape_for(spec: InputSpec, override: Sequence[int | None] | None,
+               default_dim: int | None) -> tuple[tuple[int, ...], bool]:
+    """The shape of a random input: ``override`` (its None dims from the declaration), else
+    the declared shape; a dim still dynamic is ``default_dim`` (None: refused). Also
+    whether a dim was so defaulted."""
     if override is not None:
         if spec.dims is not None:
             fits = len(override) == len(spec.dims) and all(
-                d is None or d == o for d, o in zip(spec.dims, override))
+                d is None or o is None or d == o for d, o in zip(spec.dims, override))
             if not fits:
-                raise CheckInputError(f"--shape {spec.name}={','.join(map(str, override))} does "
-                                      f"not fit the declared {spec.describe()}")
-        return tuple(override)
-    if spec.dims is None:
+                shown = ",".join("?" if o is None else str(o) for o in override)
+                raise CheckInputError(f"--input {spec.name}[{shown}] does not fit the "
+                                      f"declared {spec.describe()}")
+            dims: tuple[int | None, ...] = tuple(
+                d if o is None else o for d, o in zip(spec.dims, override))
+        else:
+            dims = tuple(override)
+    elif spec.dims is None:
         raise CheckInputError(f"input {spec.name!r} has unknown rank; give its shape with "
-                              f"--shape {spec.name}=D0,D1,...")
-    if any(d is None for d in spec.dims):
+                              f"--input \"{spec.name}[D0,D1,...]\"")
+    else:
+        dims = spec.dims
+    if any(d is None for d in dims):
         if default_dim is None:
-            example = ",".join(str(d) if d is not None else "2" for d in spec.dims)
+            example = ",".join(str(d) if d is not None else "2" for d in dims)
             raise CheckInputError(f"input {spec.name!r} has dynamic dimensions "
                                   f"{spec.describe()}; give its shape with "
-                                  f"--shape {spec.name}={example}")
-        return tuple(default_dim if d is None else d for d in spec.dims)
-    return tuple(int(d) for d in spec.dims)  # type: ignore[arg-type]
+                                  f"--input \"{spec.name}[{example}]\"")
+        return tuple(default_dim if d is None else d for d in dims), True
+    return tuple(int(d) for d in dims), False  # type: ignore[arg-type]
 
 
 def _random(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...],

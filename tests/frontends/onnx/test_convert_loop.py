@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from support import SAMPLES
 from support.compare import assert_same
 from support.conversion import (
@@ -22,6 +22,7 @@ from support.conversion import (
     run_onnxruntime,
     vi,
 )
+from support.onnx_models import rnn_loop_model
 
 import irtool
 
@@ -315,43 +316,12 @@ def test_spec_example_predict_net(tmp_path: Path) -> None:
                          where)
 
 
-def _rnn_model() -> object:
-    """An RNN as a Loop over X's first axis: h <- tanh(X[i] @ W + h @ U), every h stacked;
-    X [seq, batch, 8] and h0 [batch, 16] declared with symbolic dims, and so are the body's
-    input and outputs (h_in [hb, 16]), as exporters write them."""
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((8, 16)).astype(np.float32)
-    u = (rng.standard_normal((16, 16)) * 0.1).astype(np.float32)
-    body = helper.make_graph([
-        helper.make_node("Gather", ["X", "i"], ["x_i"], axis=0),
-        helper.make_node("MatMul", ["x_i", "W"], ["a"]),
-        helper.make_node("MatMul", ["h_in", "U"], ["b"]),
-        helper.make_node("Add", ["a", "b"], ["s"]),
-        helper.make_node("Tanh", ["s"], ["h_out"]),
-        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-        helper.make_node("Identity", ["h_out"], ["y_i"]),
-    ], "body", [vi("i", np.int64, []), vi("cond_in", np.bool_, []), vi("h_in", np.float32,
-                                                                      ["hb", 16])],
-        [vi("cond_out", np.bool_, []), vi("h_out", np.float32, ["hb", 16]),
-         vi("y_i", np.float32, ["hb", 16])])
-    nodes = [helper.make_node("Shape", ["X"], ["shape"]),
-             helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
-             helper.make_node("Loop", ["n", "", "h0"], ["h_last", "ys"], body=body)]
-    return make_model(nodes, [vi("X", np.float32, ["seq", "batch", 8]),
-                              vi("h0", np.float32, ["batch2", 16])],
-                      [vi("h_last", np.float32, ["ob", 16]),
-                       vi("ys", np.float32, ["os", "ob", 16])],
-                      initializers=[numpy_helper.from_array(w, "W"),
-                                    numpy_helper.from_array(u, "U"),
-                                    numpy_helper.from_array(np.array(0, np.int64), "zero")])
-
-
 def test_fixed_input_shapes_reach_the_loop_outputs(tmp_path: Path) -> None:
     """``--input "X[?,1,8],h0[1,16]"``: h stays [1,16] through every iteration (its initial
     value is [1,16], and tanh(x_i @ W + h @ U) of [1,8] and [1,16] is [1,16] again), so the
     outputs are h_last [1,16] and ys [?,1,16], not the body's declared [?,16]. Values:
     onnxruntime (check_conversion), for two sequence lengths."""
-    model = _rnn_model()
+    model = rnn_loop_model()
     ir = irtool.convert(model, input_shapes={"X": (None, 1, 8), "h0": (1, 16)})
     outputs = dict(zip(ir.output_names(), (layer.inputs[0].dims for layer in ir.outputs)))
     assert outputs == {"h_last": (1, 16), "ys": (-1, 1, 16)}
