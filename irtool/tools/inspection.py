@@ -11,6 +11,7 @@ An ONNX model is converted first and the resulting IR is inspected.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -20,7 +21,16 @@ import numpy as np
 
 from ..core.errors import IRToolError
 from ..core.files import replacing
-from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape, parse_shape, shape_text
+from ..ir.graph import (
+    Graph,
+    Layer,
+    Model,
+    PortMapEntry,
+    describe_layer,
+    format_shape,
+    parse_shape,
+    shape_text,
+)
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
 _MAX_SHOWN_VALUES = 8
@@ -341,7 +351,7 @@ def _dot_label(text: str) -> str:
 
 _LEGEND = (
     "legend\\l"
-    "solid arrow: data, labelled element type[shape]\\l"
+    "solid arrow: data, labelled tensor name over element type[shape]\\l"
     "dotted arrow: port map between a Loop/TensorIterator/If and its body,\\l"
     "    labelled by purpose (sliced / concatenated axis, carried, invariant)\\l"
     "dashed red arrow: back edge, a body Result feeding a Parameter next iteration\\l"
@@ -352,8 +362,45 @@ _LEGEND = (
 )
 
 
-def _node_attrs(layer: Layer, role: str | None = None) -> str:
-    label = f"{layer.name}\n{layer.type}-{layer.version}"
+_MAX_NAME = 32  # characters of a name shown on a node or an edge
+
+
+def _short(name: str) -> str:
+    """A long tensor or layer name cut to its end, where exporters put what tells one
+    apart (``.../self_attn/Gather_6_output_0``)."""
+    return name if len(name) <= _MAX_NAME else "…" + name[-(_MAX_NAME - 1):]
+
+
+def _shown_name(layer: Layer) -> str | None:
+    """The layer's name as its node shows it, or None when it says nothing the drawing does
+    not: one of its own output tensors' names (what the converter names an unnamed ONNX
+    node after; the edges leaving it show those), or its type and a number (``Gather_6``).
+    Parameters, Results and Consts keep theirs: the names of inputs, outputs, weights."""
+    if layer.type in ("Parameter", "Result"):
+        return layer.name or None
+    if re.fullmatch(rf"/?{re.escape(layer.type)}_\d+", layer.name) or (
+            layer.type != "Const" and any(layer.name in port.names for port in layer.outputs)):
+        return None
+    return layer.name or None
+
+
+def _tensor_text(layer: Layer, port_id: int) -> str:
+    """An edge's label: the tensor's name (shortened; ``+N`` more names) over its type."""
+    port = layer.port(port_id)
+    kind = _port_type(layer, port_id)
+    if port is None or not port.names:
+        return kind
+    more = f" (+{len(port.names) - 1})" if len(port.names) > 1 else ""
+    return f"{_short(port.names[0])}{more}\n{kind}"
+
+
+def _node_attrs(layer: Layer, scope: str, role: str | None = None) -> str:
+    """A node labelled by type first, then the layer's name (see ``_shown_name``); its
+    tooltip names it as errors do (path, name, type-version)."""
+    label = f"{layer.type}-{layer.version}"
+    name = _shown_name(layer)
+    if name:
+        label += f"\n{_short(name)}"
     if role:
         label += f"\n({role})"
     if layer.type == "Const":
@@ -366,15 +413,16 @@ def _node_attrs(layer: Layer, role: str | None = None) -> str:
     shape = {"Parameter": "ellipse", "Result": "ellipse", "Const": "note"}.get(
         layer.type, "box3d" if layer.type in CONTROL_FLOW else "box")
     marked = ", peripheries=2, style=filled, fillcolor=lightyellow" if role else ""
-    return f"label={_dot_label(label)}, shape={shape}{marked}"
+    return (f"label={_dot_label(label)}, shape={shape}{marked}, "
+            f"tooltip={_dot_label(describe_layer(layer, scope))}")
 
 
 def to_dot(model: Model) -> str:
     """A graphviz ``digraph`` a person reads at a glance: each body a ``cluster_...``
     subgraph drawn below its Loop/TensorIterator/If; port maps dotted and labelled by
     purpose; back edges ``style=dashed color=red``; data edges labelled with the element
-    type and shape they carry; the iteration-number Parameter and the condition Result
-    marked; a legend."""
+    type and shape they carry, under the tensor's name; layers labelled by type, then
+    name; the iteration-number Parameter and the condition Result marked; a legend."""
     lines = ["digraph irtool {", "  graph [rankdir=TB, fontsize=10];",
              "  node [fontsize=10];", "  edge [fontsize=8];"]
     _dot_graph(model.graph, "", lines, "  ", {})
@@ -429,12 +477,14 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
                roles: dict[int, str]) -> None:
     for layer in graph:
         lines.append(f"{indent}{_dot_id(scope, layer.id)} "
-                     f"[{_node_attrs(layer, roles.get(layer.id))}];")
+                     f"[{_node_attrs(layer, scope, roles.get(layer.id))}];")
         for body_name, body in layer.bodies.items():
             inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
             cluster = "cluster_" + inner.replace("/", "_")
             lines.append(f"{indent}subgraph {cluster} {{")
-            title = _dot_label(f"{layer.type} {layer.name}: {body_name}")
+            shown = _shown_name(layer)
+            title = _dot_label(f"{layer.type} {_short(shown) if shown else layer.id}: "
+                               f"{body_name}")
             lines.append(f"{indent}  label={title};")
             lines.append(f"{indent}  style=rounded;")
             _dot_graph(body, inner, lines, indent + "  ", _roles(layer))
@@ -460,7 +510,7 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
         producer = graph.layer(link.from_layer)
         consumer = graph.layer(link.to_layer)
         text = _input_label(graph, consumer, link.to_port,
-                            _port_type(producer, link.from_port))
+                            _tensor_text(producer, link.from_port))
         lines.append(f"{indent}{_dot_id(scope, link.from_layer)} -> "
                      f"{_dot_id(scope, link.to_layer)} [label={_dot_label(text)}];")
 
