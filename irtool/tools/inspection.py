@@ -374,12 +374,11 @@ def _short(name: str) -> str:
 def _shown_name(layer: Layer) -> str | None:
     """The layer's name as its node shows it, or None when it says nothing the drawing does
     not: one of its own output tensors' names (what the converter names an unnamed ONNX
-    node after; the edges leaving it show those), or its type and a number (``Gather_6``).
-    Parameters, Results and Consts keep theirs: the names of inputs, outputs, weights."""
-    if layer.type in ("Parameter", "Result"):
-        return layer.name or None
-    if re.fullmatch(rf"/?{re.escape(layer.type)}_\d+", layer.name) or (
-            layer.type != "Const" and any(layer.name in port.names for port in layer.outputs)):
+    node after; the edges leaving it show those), its type and a number (``Gather_6``), or
+    a Result's ``<tensor>/sink_port_0`` (its tensor is on the edge into it)."""
+    if re.fullmatch(rf"/?{re.escape(layer.type)}_\d+|.*/sink_port_\d+", layer.name) or (
+            layer.type not in ("Parameter", "Const")
+            and any(layer.name in port.names for port in layer.outputs)):
         return None
     return layer.name or None
 
