@@ -375,11 +375,11 @@ def test_samples_render_to_png(sample: str, tmp_path: Path,
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
 
 
-def test_the_readme_shows_a_rendered_loop() -> None:
+def test_the_user_guide_shows_a_rendered_loop() -> None:
     from support import REPO
 
-    assert "![" in (REPO / "README.md").read_text() and "docs/loop.png" in (
-        REPO / "README.md").read_text()
+    guide = (REPO / "docs" / "user-guide.md").read_text()
+    assert "![" in guide and "](loop.png)" in guide
     assert (REPO / "docs" / "loop.png").read_bytes().startswith(b"\x89PNG")
 
 
