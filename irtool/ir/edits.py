@@ -25,8 +25,8 @@ What moves it:
 A layer in a nested body is an IR object like any other, so an edit anywhere moves the
 one counter; it cannot say *which* model changed, so a moved counter makes the cache
 compare the model it holds with the model as it is now (the fingerprint) before it
-compiles anything again. Making an object moves the counter too (its constructor sets its
-attributes), which costs a later cache lookup one fingerprint, never a wrong plan.
+compiles anything again. Making an object does not move it: nothing refers to the object
+yet, and a model only sees it once it is stored in one, which is an edit.
 
 Not seen: bytes changed inside a Const's buffer. ``ConstData`` holds bytes irtool never
 writes to (``from_array`` copies a writable array; a file's bytes are mapped read-only);
@@ -80,8 +80,11 @@ class EditedDict(dict[K, V]):
         return self
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            super().__setitem__(key, observed(value))
+        new = dict(*args, **kwargs)
+        for key, value in new.items():
+            if type(value) in _PLAIN:
+                new[key] = observed(value)
+        super().update(new)
         edited()
 
     def setdefault(self, key: K, default: Any = None) -> V:
@@ -193,7 +196,6 @@ class Observed:
 
     __slots__ = ()
     _STORED: ClassVar[dict[str, Callable[[Any], Any]]] = {}
-    _CONTAINER_FIELDS: ClassVar[tuple[str, ...]] = ()  # set by ``ir_dataclass``
 
     def __setattr__(self, name: str, value: Any) -> None:
         store = self._STORED.get(name, observed)
@@ -207,37 +209,59 @@ class Observed:
     def fill(self, **fields: Any) -> None:
         """Set fields of an object being made, which nothing refers to yet (a reader
         filling in what it read): stored as ``__setattr__`` stores them, but no edit."""
-        for name, value in fields.items():
-            object.__setattr__(self, name, self._STORED.get(name, observed)(value))
-
-    def __post_init__(self) -> None:
-        # The constructor stored its arguments as given: store the containers as ``_STORED``
-        # or ``observed`` does. (Making an object is no edit: nothing refers to it yet.)
         values = self.__dict__
-        for name in self._CONTAINER_FIELDS:
-            if type(values[name]) in _PLAIN:
-                values[name] = self._STORED.get(name, observed)(values[name])
+        for name, value in fields.items():
+            values[name] = self._STORED.get(name, observed)(value) \
+                if type(value) in _PLAIN else value
 
 
 if TYPE_CHECKING:
     from dataclasses import dataclass as ir_dataclass
 else:
     def ir_dataclass(cls=None, /, **options):
-        """``dataclasses.dataclass`` for a subclass of ``Observed``, whose constructor sets
-        fields without going through ``Observed.__setattr__``: made as a frozen dataclass
-        (whose ``__init__`` sets fields with ``object.__setattr__``, a tenth of the cost
-        of a Python ``__setattr__``: reading a model of 10^5 layers sets millions), then
-        made mutable again by removing what ``frozen`` added. Type checkers see a plain
-        dataclass."""
+        """``dataclasses.dataclass`` for a subclass of ``Observed``, with a constructor of
+        its own (``_fast_init``) that stores fields straight into the instance's
+        ``__dict__``: the dataclass's would go through ``Observed.__setattr__`` for every
+        field, and reading a model of 10^5 layers sets millions. Making an object is no
+        edit (nothing refers to it yet). Type checkers see a plain dataclass."""
         def wrap(cls):
-            cls = dataclasses.dataclass(cls, frozen=True, **options)
-            del cls.__setattr__, cls.__delattr__  # Observed's, which count edits
-            cls.__hash__ = None  # mutable, as a plain dataclass with eq=True
-            cls._CONTAINER_FIELDS = tuple(
-                f.name for f in dataclasses.fields(cls)
-                if f.name in cls._STORED or "dict" in str(f.type) or "list" in str(f.type))
+            cls = dataclasses.dataclass(cls, **options)
+            cls.__init__ = _fast_init(cls)
             return cls
         return wrap if cls is None else wrap(cls)
+
+
+def _fast_init(cls: type) -> Callable[..., None]:
+    """The ``__init__`` of dataclass ``cls``, generated: each argument (or its default, or
+    its default factory's product) stored in ``__dict__``, containers as ``_STORED`` or
+    ``observed`` stores them."""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    # (``_type``: a field may be called ``type``, as ``Layer.type`` is)
+    names: dict[str, Any] = {"_MISSING": dataclasses.MISSING, "_PLAIN": _PLAIN, "_type": type}
+    params, body = [], ["    d = self.__dict__"]
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            names[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            names[f"_f_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+        else:
+            params.append(f.name)
+        store = getattr(cls, "_STORED", {}).get(f.name)
+        container = store is not None or "dict" in str(f.type) or "list" in str(f.type)
+        value = f.name
+        if container:  # a plain list or dict given is stored as a container that counts
+            names[f"_s_{f.name}"] = store or observed
+            value = f"_s_{f.name}({f.name}) if _type({f.name}) in _PLAIN else {f.name}"
+        if f.default_factory is not dataclasses.MISSING:
+            value = f"_f_{f.name}() if {f.name} is _MISSING else {value}"
+        body.append(f"    d[{f.name!r}] = {value}")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(source, names)  # generated from the dataclass's own fields
+    init: Callable[..., None] = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 AS_TUPLE = _as_tuple

@@ -281,8 +281,7 @@ class _Reader:
             port_id = self.int_attr(port_el, "id", "PORT_ATTR", layer=layer, scope=scope)
             if port_id is None:
                 continue
-            port = Port(port_id, None, (), line=port_el.sourceline)
-            found: dict[str, Any] = {}  # filled in at the end (being made: no edit)
+            found: dict[str, Any] = {}  # the Port is made at the end, of what was read
             extra = {}
             for key, value in port_el.attrib.items():
                 if key == "id":
@@ -314,8 +313,8 @@ class _Reader:
                     dims.append(dim)
                 elif child.tag == "rt_info":
                     found["rt_info"] = [rt_node(c) for c in child]
-            port.fill(dims=tuple(dims), extra=extra, **found)
-            ports.append(port)
+            ports.append(Port(port_id, dims=tuple(dims), extra=extra, line=port_el.sourceline,
+                              **found))
         return ports
 
     def port_map(self, el: etree._Element, layer: Layer, scope: str) -> list[PortMapEntry]:
