@@ -28,7 +28,9 @@ compare the model it holds with the model as it is now (the fingerprint) before 
 compiles anything again. Making an object does not move it: nothing refers to the object
 yet, and a model only sees it once it is stored in one, which is an edit.
 
-Not seen: bytes changed inside a Const's buffer. ``ConstData`` holds bytes irtool never
+Not seen: writes that go around Python's attribute and container protocols (an object's
+``__dict__`` or networkx's internal ``_adj`` / ``_node`` dicts written directly), and bytes
+changed inside a Const's buffer. ``ConstData`` holds bytes irtool never
 writes to (``from_array`` copies a writable array; a file's bytes are mapped read-only);
 a buffer handed to ``ConstData`` directly must not be changed afterwards.
 """

@@ -211,10 +211,10 @@ class ConstData(Observed):
         if array.dtype.kind in ("U", "S", "O"):
             return cls(pack_strings(array))
         contiguous = np.ascontiguousarray(array)
-        if not contiguous.flags.writeable:
-            # Read-only (as numpy_helper gives ONNX tensors, or a view of an ONNX file):
-            # nothing can change it, so the array itself is the buffer and a large weight
-            # is not copied again.
+        if _unchangeable(contiguous):
+            # Read-only all the way down (as numpy_helper gives ONNX tensors, or a view of
+            # an ONNX file): nothing can change it, so the array itself is the buffer and a
+            # large weight is not copied again.
             return cls(contiguous.reshape(-1).view(np.uint8),
                        source=source if contiguous is array else None)
         return cls(contiguous.tobytes())
@@ -236,6 +236,19 @@ class ConstData(Observed):
         if et.dtype is None or et.bitwidth < 8:
             return unpack(self.tobytes(), et, count).reshape(shape)
         return np.frombuffer(self.view(), dtype=et.dtype, count=count).reshape(shape)
+
+
+def _unchangeable(array: np.ndarray) -> bool:
+    """Can nobody write ``array``'s bytes? Not when it, or an array or buffer under it, is
+    writable: a read-only view of a writable array changes when that array does."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        base = base.base
+    if isinstance(base, memoryview):
+        return base.readonly
+    return not isinstance(base, bytearray)
 
 
 def pack_strings(array: np.ndarray) -> bytes:

@@ -178,3 +178,17 @@ def test_reading_and_running_change_nothing(tmp_path: Path) -> None:
     irtool.compile(model).run(feed)
     irtool.run(model, feed)
     assert edit_count() == before
+
+
+def test_a_const_from_a_read_only_view_is_a_copy() -> None:
+    """A Const made from a read-only view of a writable array keeps its values when that
+    array changes (what no edit counter could see); read-only memory itself is not copied."""
+    base = np.arange(4, dtype=np.float32)
+    view = base.view()
+    view.flags.writeable = False
+    data = ConstData.from_array(view)
+    base[0] = 100.0
+    np.testing.assert_array_equal(np.frombuffer(data.view(), np.float32), [0, 1, 2, 3])
+    frozen = np.frombuffer(np.arange(4, dtype=np.float32).tobytes(), np.float32)
+    assert np.shares_memory(np.frombuffer(ConstData.from_array(frozen).view(), np.float32),
+                            frozen)
