@@ -85,7 +85,7 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
             vectorize: bool = True, base_dir: PathLike | None = None,
             input_shapes: Mapping[str, Sequence[int | None]] | None = None,
-            optimize: bool = True) -> Model:
+            optimize: bool = True, outputs: Sequence[str] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     A path's large tensors and external data are read from its files when needed, never
@@ -103,14 +103,18 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     vectorisation, no slicing (asking for it too is refused), no Identity layer dropped;
     what remains is translation, pruning of dead layers, and the forms OpenVINO needs to
     run or to compute right (a Loop that runs no iteration folded, copies on crossed
-    back edges; ``irtool.frontends.onnx.converter``). Raises ``ConversionError`` (naming the ONNX
+    back edges; ``irtool.frontends.onnx.converter``). ``outputs`` (tensor names of the
+    main graph) cuts the model there, as ``ovc --output`` and more: those tensors become
+    its outputs, in that order, and only what they need is converted
+    (``irtool.frontends.onnx.cut``). Raises ``ConversionError`` (naming the ONNX
     node) or ``UnsupportedOpError`` (listing every unsupported operator).
     """
     from .frontends.onnx import convert_model  # starts ONNX's checker worker first
 
     started = time.perf_counter()
     ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                       base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
+                       base_dir=base_dir, input_shapes=input_shapes, optimize=optimize,
+                       outputs=outputs)
     log.info("converted %s to IR (%d layers in the main graph) in %.2f s",
              model if not hasattr(model, "graph") else "the ModelProto", len(ir.graph),
              time.perf_counter() - started)
@@ -306,7 +310,7 @@ def diff(a: PathLike, b: PathLike, *, rt_info: bool = False) -> list[Difference]
 
 def check(model: onnx.ModelProto | Model | PathLike,
           inputs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None, *,
-          seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
+          seed: int = 0, shapes: Mapping[str, Sequence[int | None]] | None = None,
           rtol: float | None = None, atol: float | None = None,
           keep_dir: PathLike | None = None, timeout: float = OPENVINO_TIMEOUT_S,
           max_iterations: int | None = None,
@@ -321,7 +325,8 @@ def check(model: onnx.ModelProto | Model | PathLike,
 
     - ``inputs``: arrays by tensor name; those not given are random.
     - ``seed``: the random inputs' seed (default 0).
-    - ``shapes``: the shape of each input with dynamic dims, e.g. ``{"x": (2, 3)}``.
+    - ``shapes``: the shape of each input with dynamic dims, e.g. ``{"x": (2, 3)}`` (None
+      for a dim left as declared); a dynamic dim no shape gives is 1, with a warning.
     - ``rtol`` / ``atol``: tolerances for every output, instead of the per-dtype defaults
       (``irtool.tools.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
       bf16 2e-2 / 1e-2, integers and booleans exact).

@@ -3,8 +3,9 @@
 ``add_parser`` and ``run``.
 
 Exit codes: 0 success; 1 the input is bad or the check failed (one line on
-stderr says where and why); 2 usage errors (argparse); 3 an internal error
-(still one line, never a traceback, unless ``IRTOOL_DEBUG=1``).
+stderr says where and why); 2 usage errors (argparse's, and ``UsageError``: an option's
+value or a combination of options refused); 3 an internal error (still one line, never
+a traceback, unless ``IRTOOL_DEBUG=1``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..core.errors import InternalError, IRToolError
+from ..core.errors import InternalError, IRToolError, UsageError
 from . import check, convert, diff, inspect, reduce, run, validate
 from ._common import verbosity_options
 
@@ -58,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for path in args.extension:
                 load_extension(path)
         return int(args.func(args))
+    except UsageError as err:
+        print(f"irtool {args.command}: {err}", file=sys.stderr)
+        return 2
     except IRToolError as err:
         print(f"irtool {args.command}: {err}", file=sys.stderr)
         return 1

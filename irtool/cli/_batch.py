@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.diagnostics import Diagnostic
-from ..core.errors import IRToolError
+from ..core.errors import IRToolError, UsageError
 
 if TYPE_CHECKING:  # imported where used: the parser is built on every start of irtool
     from ..core.paths import Expanded
@@ -36,19 +36,6 @@ FORMATS = ("text", "json", "junit", "sarif", "github")
 code (a test keeps the two in step)."""
 
 _MAGIC = frozenset("*?[")
-
-
-class UsageError(Exception):
-    """A command line that cannot run (exit 2, one line)."""
-
-
-def guarded(command: str, work: Callable[[], int]) -> int:
-    """``work()``'s exit status, or 2 with one line on stderr for a ``UsageError``."""
-    try:
-        return work()
-    except UsageError as err:
-        print(f"irtool {command}: {err}", file=sys.stderr)
-        return 2
 
 
 def many(arg: str) -> bool:
@@ -211,7 +198,7 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
     return 1 if failed else 0
 
 
-def check_models(args: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
+def check_models(args: argparse.Namespace, shapes: dict[str, tuple[int | None, ...]]) -> int:
     """``irtool check DIR/|'GLOB'``: every ONNX model checked on random inputs, one row each
     (``CHECK_FAILED`` when an engine fails or disagrees, the verdict otherwise)."""
     def work() -> int:
@@ -230,7 +217,7 @@ def check_models(args: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -
                    "optimize": not args.no_optimize, "extensions": list(args.extension)}
         return run_models(args, "check", found, options)
 
-    return guarded("check", work)
+    return work()
 
 
 def convert_models(args: argparse.Namespace,
@@ -238,7 +225,7 @@ def convert_models(args: argparse.Namespace,
     """``irtool convert DIR/|'GLOB' -o OUT/``: every ONNX model converted to
     ``OUT/<its path inside DIR>.xml`` (+ .bin), one row each."""
     def work() -> int:
-        if not args.output:
+        if not args.output_model:
             raise UsageError("converting a folder or a glob needs -o OUTDIR/, the folder the "
                              "IR files go to")
         if args.opset:
@@ -249,17 +236,17 @@ def convert_models(args: argparse.Namespace,
         found = found_models([args.model], "onnx")
         targets: dict[Path, str] = {}
         for f in found.found:
-            out = convert_output(args.output, f.name)
+            out = convert_output(args.output_model, f.name)
             if out in targets:
                 raise UsageError(f"{targets[out]} and {f.path} would both be written to {out}")
             targets[out] = f.path
-        options = {"output_dir": args.output, "slice_inputs": args.slice_inputs,
+        options = {"output_dir": args.output_model, "slice_inputs": args.slice_inputs,
                    "vectorize": not args.no_vectorize, "input_shapes": shapes,
                    "optimize": not args.no_optimize,
                    "compress_to_fp16": args.compress_to_fp16}
         return run_models(args, "convert", found, options)
 
-    return guarded("convert", work)
+    return work()
 
 
 def one_format(given: str | None, implied: str) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import IRToolError
 from ._batch import add_options, many
-from ._common import extension_option, load_npz
+from ._common import extension_option, input_shape_options, input_shapes, load_npz
 
 if TYPE_CHECKING:
     from ..tools.check import CheckReport
@@ -36,13 +36,12 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                                  "checks every .onnx in it, one report (see below)")
     p.add_argument("inputs", nargs="*", metavar="INPUTS.npz",
                    help=".npz of inputs keyed by name (default: random ones of the declared "
-                        "shapes, see --seed and --shape; inputs missing from it are random "
+                        "shapes, see --seed and --input; inputs missing from it are random "
                         "too); on an IR, several files are consecutive steps of one session")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random inputs (default 0)")
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
-                   help="shape for an input with dynamic dimensions (repeatable; needed "
-                        "for each such input that INPUTS does not give)")
+    input_shape_options(p, "the shapes of the random inputs (default: the declared ones, "
+                           "each dynamic dim 1, with a warning naming them)", alias=True)
     p.add_argument("--rtol", type=float, default=None,
                    help="relative tolerance for every output (default per dtype: f32/f64 "
                         "1e-4, f16 1e-2, bf16 2e-2, 8- and 4-bit floats 0.125; integers and "
@@ -116,10 +115,9 @@ def run(args: argparse.Namespace) -> int:
     on stderr; exit 0 only when every backend ran and agrees with the reference."""
     from .. import api  # the API (numpy, the IR) loads with the command that uses it
     from ..core.sniff import file_kind
-    from ..tools.inputs import parse_shape_option
     from ..tools.localize import parse_size
 
-    shapes = dict(parse_shape_option(text) for text in (args.shape or []))
+    shapes = input_shapes(args)
     if many(args.model):
         from ._batch import check_models
 

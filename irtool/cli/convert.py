@@ -1,4 +1,4 @@
-"""``irtool convert MODEL.onnx [-o OUT]``."""
+"""``irtool convert MODEL.onnx [-o OUT] [--output NAMES] [--input SHAPES]``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import logging
 import os
 from pathlib import Path
 
-from ..core.errors import IRToolError
+from ..core.errors import UsageError
 from ..core.files import check_writable
 from ._batch import add_options, many
+from ._common import input_shape_options, input_shapes, ovc_bool
 
 log = logging.getLogger("irtool")
 
@@ -22,16 +23,24 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                                    "placed as ovc places it.")
     p.add_argument("model", help="ONNX model (.onnx); a folder or a quoted glob converts every "
                                  ".onnx in it into the folder -o names, keeping its folders")
-    p.add_argument("-o", "--output", metavar="OUT",
+    p.add_argument("-o", "--output_model", "--output-model", metavar="OUT", dest="output_model",
                    help="output .xml, or a folder to write MODEL.xml into; .xml is added "
                         "when missing (default: MODEL.xml in the current folder)")
-    p.add_argument("--input", metavar="NAME[D0,D1,...],...",
-                   help="fix dynamic dims of inputs, in ovc's syntax: \"x[1,?],y[2,3]\" "
-                        "(? keeps a dim dynamic; default: the model's own shapes)")
+    p.add_argument("--output", metavar="NAME,...", dest="cut",
+                   help="tensors to cut the model at, comma separated: they become its "
+                        "outputs, in that order, and only what they need is converted (ovc's "
+                        "option, which takes model outputs; any tensor of the main graph here; "
+                        "default: the model's outputs)")
+    input_shape_options(p, "fix dynamic dims of inputs in the IR (default: the model's own "
+                           "shapes)")
     p.add_argument("--compress-to-fp16", action=argparse.BooleanOptionalAction, default=False,
                    help="store f32 constants as f16, decompressed at load. Off by default, "
                         "unlike ovc (which compresses unless told not to): irtool keeps the "
                         "weights exact so that check compares like with like")
+    p.add_argument("--compress_to_fp16", nargs="?", const=True, type=ovc_bool,
+                   metavar="True|False", dest="compress_to_fp16",
+                   help="ovc's spelling of the same (--compress_to_fp16=False, =True; alone: "
+                        "True; default: False)")
     slicing = p.add_mutually_exclusive_group()
     slicing.add_argument("--slice-inputs", action="store_true",
                          help="turn Gather(X, iteration) in loop bodies into sliced port_map "
@@ -60,23 +69,33 @@ def run(args: argparse.Namespace) -> int:
     versions the conversion used (nested bodies included).
     """
     from .. import api  # the API (numpy, the IR) loads with the command that uses it
-    from ..frontends.onnx.input_shapes import parse_input_option
 
-    try:
-        shapes = parse_input_option(args.input) if args.input else None
-    except ValueError as err:
-        raise IRToolError(str(err)) from None
+    shapes = input_shapes(args) or None
+    cut = None
+    if args.cut is not None:
+        from ..frontends.onnx.cut import parse_output_option
+
+        try:
+            cut = parse_output_option(args.cut)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+    if args.output_model is None and args.cut is not None \
+            and args.cut.lower().endswith((".xml", "/")):  # irtool's --output before ovc's
+        raise UsageError(f"--output {args.cut}: --output names the tensors to cut the model "
+                         f"at, as in ovc; the file to write is -o / --output_model")
     if many(args.model):
         from ._batch import convert_models
 
+        if cut is not None:
+            raise UsageError("--output cuts one model at its tensors: give one model")
         return convert_models(args, shapes)
-    out = output_path(args.model, args.output)
+    out = output_path(args.model, args.output_model)
     check_writable(out)
     if args.no_optimize and args.slice_inputs:
-        raise IRToolError("--slice-inputs is an optimisation, which --no-optimize turns off")
+        raise UsageError("--slice-inputs is an optimisation, which --no-optimize turns off")
     model = api.convert(args.model, slice_inputs=args.slice_inputs,
                         vectorize=not args.no_vectorize, input_shapes=shapes,
-                        optimize=not args.no_optimize)
+                        optimize=not args.no_optimize, outputs=cut)
     api.save(model, out, compress_to_fp16=args.compress_to_fp16)
     print(f"wrote {out} and {out.with_suffix('.bin')}")
     from ..engines.openvino import cpu_plugin_refusals

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.errors import IRToolError
+from ..core.errors import IRToolError, UsageError
 from ..core.files import check_writable, write_files, write_npz, write_npz_files
-from ._common import extension_option, load_npz
+from ._common import extension_option, input_shape_options, input_shapes, load_npz
+
+if TYPE_CHECKING:
+    from ..ir import Model
 
 
 def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -26,6 +30,14 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="write the outputs: .npz keyed by tensor name, or .json with dtype, "
                         "shape and values; with several inputs a folder, one <input file "
                         "name> per step (default: print them)")
+    p.add_argument("--random", action="store_true",
+                   help="make random inputs for those the .npz does not give (all of them "
+                        "without one): of the declared shapes, dynamic dims 1 unless --input "
+                        "gives them, a warning naming each; --seed. Without it a missing "
+                        "input is an error (default: off)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    input_shape_options(p, "the shapes of the inputs --random makes (the model itself is "
+                           "left as it is; to fix its shapes, irtool convert --input)")
     p.add_argument("--backend", choices=("irtool", "openvino"), default="irtool",
                    help="irtool's numpy executor, or OpenVINO's CPU runtime on the same IR "
                         "(default: irtool)")
@@ -56,15 +68,30 @@ def run(args: argparse.Namespace) -> int:
     """
     from .. import api  # the API (numpy, the IR) loads with the command that uses it
 
+    shapes = input_shapes(args)
+    if shapes and not args.random:
+        raise UsageError("--input gives the shapes of the inputs --random makes: add --random "
+                         "(to fix the model's shapes, irtool convert --input)")
     if len(args.inputs) > 1:
+        if args.random:
+            raise UsageError("--random makes the inputs of one run, not of several steps")
         return _run_steps(args)
     if args.output:
         fmt = _output_format(args.output)
         check_writable(args.output)
     inputs = load_npz(args.inputs[0]) if args.inputs else {}
-    outputs = api.run(args.model, inputs, backend=args.backend,
-                      max_iterations=args.max_iterations, timeout=args.timeout,
-                      optimize=not args.no_optimize)
+    model = args.model
+    if args.random:
+        model, inputs = _random_inputs(args, inputs, shapes)
+    try:
+        outputs = api.run(model, inputs, backend=args.backend,
+                          max_iterations=args.max_iterations, timeout=args.timeout,
+                          optimize=not args.no_optimize)
+    except IRToolError as err:
+        if "missing input(s)" in err.message:  # say how to run without them
+            err.message += "; --random makes random ones of the declared shapes"
+            err.args = (err.format(),)
+        raise
     if args.output:
         if fmt == "json":
             write_files({args.output: _outputs_json(outputs)})
@@ -76,13 +103,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _random_inputs(args: argparse.Namespace, given: dict, shapes: dict
+                   ) -> tuple[Model | str, dict]:
+    """The model (an .onnx converted, an IR loaded: its inputs are read from it) and the
+    feed: ``given`` and random arrays for the rest (``irtool.tools.inputs``)."""
+    from .. import api
+    from ..core.sniff import file_kind
+    from ..tools.inputs import make_inputs
+
+    is_onnx = file_kind(args.model) == "onnx"
+    model = api.convert(args.model, optimize=not args.no_optimize) if is_onnx \
+        else api.load(args.model)
+    feed, _ = make_inputs(model, given, seed=args.seed, shapes=shapes, default_dim=1)
+    # OpenVINO reads the file (the IR as written; an .onnx converted again in its worker).
+    return (model if args.backend == "irtool" else args.model), feed
+
+
 def _run_steps(args: argparse.Namespace) -> int:
     from .. import api
 
     names = [Path(p).name for p in args.inputs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if args.output and twice:
-        raise IRToolError(f"input files share the name {twice[0]!r}, so their outputs would "
+        raise UsageError(f"input files share the name {twice[0]!r}, so their outputs would "
                           f"share {Path(args.output) / twice[0]}", file=args.inputs[0])
     targets = [Path(args.output) / name for name in names] if args.output else []
     for target in targets:
@@ -116,7 +159,7 @@ def _output_format(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix in (".npz", ".json"):
         return suffix[1:]
-    raise IRToolError("-o: outputs are written as .npz (arrays, keyed by tensor name) or "
+    raise UsageError("-o: outputs are written as .npz (arrays, keyed by tensor name) or "
                       f".json (dtype, shape and values), not {suffix or 'a file without suffix'}",
                       file=path)
 

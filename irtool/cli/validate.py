@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._batch import UsageError, add_options, found_models, guarded, one_format, run_models
+from ..core.errors import UsageError
+from ._batch import add_options, found_models, one_format, run_models
 from ._common import extension_option
 
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     ``errors``, ``warnings``, ``baselined``, ``seconds``, ``diagnostics`` as
     ``Diagnostic.to_dict`` plus ``baselined``).
     """
-    return guarded("validate", lambda: _validate(args))
+    return _validate(args)
 
 
 def _validate(args: argparse.Namespace) -> int:

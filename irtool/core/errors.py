@@ -51,6 +51,12 @@ class IRToolError(_Located):
     """Base class of every error irtool raises on purpose: the input is at fault."""
 
 
+class UsageError(IRToolError):
+    """The command line was given a value or a combination of options it cannot take (a
+    refused ``-o`` suffix, a malformed ``--input``): exit 2, as argparse's own usage
+    errors, where bad input exits 1."""
+
+
 class InternalError(_Located):
     """A bug in irtool, not in its input (the command line exits 3 for it).
 

@@ -34,8 +34,8 @@ def input_mismatch(taken: Sequence[str], given: Iterable[str], *,
     if unknown:
         guesses = []
         for key in unknown:
-            close = difflib.get_close_matches(key, missing or list(taken), n=1, cutoff=0.6)
-            guesses.append(f"{key} (did you mean {close[0]}?)" if close else key)
+            close = closest_name(key, missing or list(taken))
+            guesses.append(f"{key} (did you mean {close}?)" if close else key)
         parts.append(f"unknown input(s) {', '.join(guesses)}")
     message = "; ".join(parts) + f"; the model takes {', '.join(taken) or 'no inputs'}"
     if any(_POSITIONAL.match(k) for k in unknown):
@@ -43,3 +43,17 @@ def input_mismatch(taken: Sequence[str], given: Iterable[str], *,
         message += ("; arr_0, arr_1... are the keys np.savez gives arrays passed without a "
                     f"name: save them by name, np.savez(path, **{{{named}}})")
     return message
+
+
+def closest_name(key: str, names: Sequence[str]) -> str | None:
+    """The name ``key`` most likely means: one that differs only in case first (``x`` for
+    ``X``: difflib alone scores a one-letter name's case change 0), then difflib's."""
+    same_case = [n for n in names if n.casefold() == key.casefold()]
+    if same_case:
+        return same_case[0]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    if not close:  # "input_ids" for "INPUT_IDS2": compare without case too
+        folded = {n.casefold(): n for n in names}
+        close = [folded[c] for c in difflib.get_close_matches(key.casefold(), list(folded),
+                                                              n=1, cutoff=0.6)]
+    return close[0] if close else None

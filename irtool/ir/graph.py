@@ -19,6 +19,15 @@ import networkx as nx
 import numpy as np
 
 from ..core.scopes import body_scope, layer_path
+from .edits import (
+    AS_TUPLE,
+    NESTED,
+    EditedDict,
+    EditedList,
+    EditedMultiDiGraph,
+    Observed,
+    ir_dataclass,
+)
 from .types import ElementType, element_type, from_numpy, unpack
 
 if TYPE_CHECKING:  # the buffer protocol's type (typing_extensions' stubs come with mypy)
@@ -48,8 +57,8 @@ class TensorInfo:
         return cls(from_numpy(array.dtype), tuple(array.shape))
 
 
-@dataclass
-class RTNode:
+@ir_dataclass
+class RTNode(Observed):
     """One element of an ``rt_info`` tree (or any XML element irtool does not model).
 
     Kept generic so the IR layer stays free of XML: tag, attributes in file order,
@@ -57,20 +66,22 @@ class RTNode:
     """
 
     tag: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    children: list[RTNode] = field(default_factory=list)
+    attrs: dict[str, str] = field(default_factory=EditedDict)
+    children: list[RTNode] = field(default_factory=EditedList)
     text: str | None = None
 
 
-@dataclass
-class Port:
+@ir_dataclass
+class Port(Observed):
     """An input or output port of a layer."""
+
+    _STORED = {"dims": AS_TUPLE, "names": AS_TUPLE}
 
     id: int
     precision: ElementType | None = None
     dims: Shape | None = ()
     names: tuple[str, ...] = ()
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=EditedDict)
     rt_info: list[RTNode] | None = None
     line: int | None = None
 
@@ -108,8 +119,8 @@ def mismatch(value: Any, dtype: np.dtype | None, dims: tuple[int, ...] | None) -
     return None
 
 
-@dataclass
-class PortMapEntry:
+@ir_dataclass
+class PortMapEntry(Observed):
     """One ``<input>`` or ``<output>`` of a ``port_map`` (Loop, TensorIterator, If).
 
     ``external_port_id`` is a port id of the outer layer (``-1``: not connected,
@@ -126,7 +137,7 @@ class PortMapEntry:
     stride: int | None = None
     part_size: int | None = None
     purpose: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=EditedDict)
     line: int | None = None
 
     def slicing(self) -> Slicing:
@@ -160,17 +171,17 @@ def sliced_range(dim: int, start: int, end: int, stride: int) -> tuple[int, int]
     return (first, last) if stride > 0 else (last, first)
 
 
-@dataclass
-class BackEdge:
+@ir_dataclass
+class BackEdge(Observed):
     """A body Result whose value feeds a body Parameter on the next iteration."""
 
     from_layer: int
     to_layer: int
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=EditedDict)
     line: int | None = None
 
 
-class ConstData:
+class ConstData(Observed):
     """The bytes of a ``Const``: a lazy view into a .bin, or bytes irtool made.
 
     ``source``, when set, is a file and offset holding the same bytes (an ONNX tensor
@@ -178,13 +189,19 @@ class ConstData:
     memory."""
 
     __slots__ = ("_buffer", "offset", "size", "source")
+    _buffer: Buffer
+    offset: int
+    size: int
+    source: tuple[str, int] | None
 
     def __init__(self, buffer: Buffer, offset: int = 0,
                  size: int | None = None, source: tuple[str, int] | None = None) -> None:
-        self._buffer = buffer
-        self.offset = offset
-        self.size = len(memoryview(buffer).cast("B")) - offset if size is None else size
-        self.source = source
+        # Making a ConstData is no edit (see ``edits``): its fields are set directly.
+        init = object.__setattr__
+        init(self, "_buffer", buffer)
+        init(self, "offset", offset)
+        init(self, "size", len(memoryview(buffer).cast("B")) - offset if size is None else size)
+        init(self, "source", source)
 
     @classmethod
     def from_array(cls, array: np.ndarray, source: tuple[str, int] | None = None
@@ -195,10 +212,10 @@ class ConstData:
         if array.dtype.kind in ("U", "S", "O"):
             return cls(pack_strings(array))
         contiguous = np.ascontiguousarray(array)
-        if not contiguous.flags.writeable:
-            # Read-only (as numpy_helper gives ONNX tensors, or a view of an ONNX file):
-            # nothing can change it, so the array itself is the buffer and a large weight
-            # is not copied again.
+        if _unchangeable(contiguous):
+            # Read-only all the way down (as numpy_helper gives ONNX tensors, or a view of
+            # an ONNX file): nothing can change it, so the array itself is the buffer and a
+            # large weight is not copied again.
             return cls(contiguous.reshape(-1).view(np.uint8),
                        source=source if contiguous is array else None)
         return cls(contiguous.tobytes())
@@ -220,6 +237,19 @@ class ConstData:
         if et.dtype is None or et.bitwidth < 8:
             return unpack(self.tobytes(), et, count).reshape(shape)
         return np.frombuffer(self.view(), dtype=et.dtype, count=count).reshape(shape)
+
+
+def _unchangeable(array: np.ndarray) -> bool:
+    """Can nobody write ``array``'s bytes? Not when it, or an array or buffer under it, is
+    writable: a read-only view of a writable array changes when that array does."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        base = base.base
+    if isinstance(base, memoryview):
+        return base.readonly
+    return not isinstance(base, bytearray)
 
 
 def pack_strings(array: np.ndarray) -> bytes:
@@ -269,8 +299,8 @@ def unpack_strings(raw: bytes, count: int) -> np.ndarray:
     return out
 
 
-@dataclass
-class Layer:
+@ir_dataclass
+class Layer(Observed):
     """One operation. ``attrs`` are the ``<data>`` attributes as written in the IR.
 
     Control-flow layers own sub-graphs: ``bodies`` (``"body"`` for Loop and
@@ -278,20 +308,22 @@ class Layer:
     the matching names, and ``back_edges``.
     """
 
+    _STORED = {"port_maps": NESTED}
+
     id: int
     name: str
     type: str
     version: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    inputs: list[Port] = field(default_factory=list)
-    outputs: list[Port] = field(default_factory=list)
+    attrs: dict[str, str] = field(default_factory=EditedDict)
+    inputs: list[Port] = field(default_factory=EditedList)
+    outputs: list[Port] = field(default_factory=EditedList)
     const: ConstData | None = None
-    bodies: dict[str, Graph] = field(default_factory=dict)
-    port_maps: dict[str, list[PortMapEntry]] = field(default_factory=dict)
-    back_edges: list[BackEdge] = field(default_factory=list)
-    extra: dict[str, str] = field(default_factory=dict)
+    bodies: dict[str, Graph] = field(default_factory=EditedDict)
+    port_maps: dict[str, list[PortMapEntry]] = field(default_factory=EditedDict)
+    back_edges: list[BackEdge] = field(default_factory=EditedList)
+    extra: dict[str, str] = field(default_factory=EditedDict)
     rt_info: list[RTNode] | None = None
-    unknown: list[RTNode] = field(default_factory=list)
+    unknown: list[RTNode] = field(default_factory=EditedList)
     has_data: bool = True
     line: int | None = None
     # The tags of the layer's child elements in file order (None: made in code). The writer
@@ -377,7 +409,7 @@ class Edge(NamedTuple):
     to_port: int
 
 
-class Graph:
+class Graph(Observed):
     """A (sub-)graph of layers on a ``networkx.MultiDiGraph``.
 
     Node = layer id with the ``Layer`` under ``"layer"``; edge =
@@ -387,8 +419,10 @@ class Graph:
     deterministic and a read-then-write round trip keep the file's order.
     """
 
+    _STORED = {"nx": lambda g: g if isinstance(g, EditedMultiDiGraph) else EditedMultiDiGraph(g)}
+
     def __init__(self) -> None:
-        self.nx: nx.MultiDiGraph = nx.MultiDiGraph()
+        self.nx: nx.MultiDiGraph = EditedMultiDiGraph()
         self._edge_seq = 0
         self.rt_info: list[RTNode] | None = None
         self.line: int | None = None
@@ -540,15 +574,15 @@ def copy_layer(layer: Layer) -> Layer:
         unknown=copy.deepcopy(layer.unknown))
 
 
-@dataclass(repr=False)
-class Model:
+@ir_dataclass(repr=False)
+class Model(Observed):
     """An IR model: the top graph plus what the ``<net>`` element says about it."""
 
     graph: Graph
     name: str = "model"
     version: int = 11
     rt_info: list[RTNode] | None = None
-    unknown: list[RTNode] = field(default_factory=list)
+    unknown: list[RTNode] = field(default_factory=EditedList)
     path: str | None = None
     weights_record: dict[str, str] | None = None  # see irtool.ir.serde.weights
 

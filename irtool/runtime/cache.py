@@ -1,17 +1,23 @@
 """Compiled plans cached with the model they came from.
 
 ``irtool.run(model, feed)`` called again and again on one ``Model`` must not check and
-compile it every time. The cache keeps, per model object, the plans compiled for it (one
-per ``max_iterations``) together with a *fingerprint* of everything checking and
-compiling read: layers (id, name, type, version, attributes, extra attributes, ports'
-ids, types, shapes and names, Const data objects), edges, bodies, port maps and back
-edges. A later call whose fingerprint differs (the model was changed in place) checks and
-compiles again. The fingerprint costs one pass over the layers (C-level getters, the
-cyclic collector paused), a small part of what checking and compiling cost.
+compile it every time, nor walk it to tell whether it changed. The cache keeps, per model
+object, the plans compiled for it (one per ``max_iterations`` and optimisation switches)
+with two marks of the state they were made for:
 
-What it does not see: bytes changed inside a Const's existing buffer (``ConstData`` holds
-the bytes of the file or of ``from_array``, which nothing in irtool changes in place) and
-``rt_info``, which neither the checks nor the runtime read.
+* the process's IR edit count (``irtool.ir.edits``): every in-place change to any IR
+  object moves it (attributes, ports, edges, Consts, bodies, port maps, back edges,
+  ``rt_info``, names; in nested bodies too). A call that finds it where the entry last saw
+  it reuses the plan at the cost of reading one integer;
+* a *fingerprint* of everything checking and compiling read: layers (id, name, type,
+  version, attributes, extra attributes, ports' ids, types, shapes and names, Const data
+  objects), edges, bodies, port maps and back edges. When the edit count moved (this
+  model or any other was changed, or IR objects were made), the fingerprint, one pass
+  over the layers, says whether this model is still the same: only a different one checks
+  and compiles again.
+
+What neither sees: bytes changed inside a Const's existing buffer (``ConstData`` holds
+the bytes of the file or of ``from_array``, which nothing in irtool changes in place).
 
 Entries live as long as their model: the cache holds the model weakly.
 """
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.bulk import paused_gc
+from ..ir.edits import edit_count
 from ..ir.graph import Graph, Model
 
 # C-level getters: the fingerprint is taken on every cached call, so it must cost little
@@ -66,6 +73,7 @@ def model_fingerprint(model: Model) -> tuple[Any, ...]:
 @dataclass
 class _Entry:
     fingerprint: tuple[Any, ...]
+    edits: int  # the edit count at which ``fingerprint`` last held
     checked: bool = False
     compiled: dict[Any, Any] = field(default_factory=dict)
 
@@ -79,14 +87,20 @@ class PlanCache:
         self.compilations = 0  # how many times ``compiled`` had to build (for tests)
 
     def _entry(self, model: Model) -> _Entry:
-        fingerprint = model_fingerprint(model)
         key = id(model)
+        edits = edit_count()  # read before the fingerprint: an edit during it moves it again
+        entry = self._entries.get(key)
+        if entry is not None and entry.edits == edits:
+            return entry  # no IR object changed since the fingerprint last held
+        fingerprint = model_fingerprint(model)
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
                 weakref.finalize(model, self._entries.pop, key, None)
             if entry is None or entry.fingerprint != fingerprint:
-                entry = self._entries[key] = _Entry(fingerprint)
+                entry = self._entries[key] = _Entry(fingerprint, edits)
+            else:
+                entry.edits = edits
         return entry
 
     def compiled(self, model: Model, key: Any, check: Callable[[], None] | None,

@@ -74,8 +74,7 @@ class Executor:
         except IRToolError as err:
             self._locate(err)
             raise
-        # What each input must be, read from the Parameters once, not on every run.
-        self._input_types = [(p.element_type, p.shape) for p in self.plan.parameters]
+        self._input_types = self.plan.input_types
         self._legacy = model.version < 11  # IR v10: OpenVINO's types at the boundary
         self._blas = BlasLimit(blas_thread_limit())  # IRTOOL_BLAS_THREADS as it is now
 

@@ -10,6 +10,7 @@ per-iteration execution of loop bodies cheap (loop bodies go one step further, s
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import ExecutionError, IRToolError
-from ..ir.graph import Layer, describe_layer
+from ..ir.graph import Layer, Shape, describe_layer
+from ..ir.types import ElementType
 from ..opset import Kernel
 from .codegen import straight
 from .declared import Verifier
@@ -66,6 +68,12 @@ class Plan:
 
     def __post_init__(self) -> None:
         self.refresh()
+
+    @functools.cached_property
+    def input_types(self) -> list[tuple[ElementType | None, Shape | None]]:
+        """What each input must be (element type, shape), read from the Parameters once
+        per plan rather than on every run (a plan is made for one state of its model)."""
+        return [(p.element_type, p.shape) for p in self.parameters]
 
     def refresh(self) -> None:
         """Regenerate ``execute``; needed after changing ``steps``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,7 +164,8 @@ class CheckReport:
 
 def check(model: onnx.ModelProto | str | os.PathLike[str],
           inputs: Mapping[str, Any] | None = None, *, seed: int = 0,
-          shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
+          shapes: Mapping[str, Sequence[int | None]] | None = None,
+          rtol: float | None = None,
           atol: float | None = None, keep_dir: str | os.PathLike[str] | None = None,
           progress: Progress | None = None, timeout: float = DEFAULT_TIMEOUT_S,
           max_iterations: int | None = None, optimize: bool = True,
@@ -173,7 +174,8 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     """Convert ``model``, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     ``inputs`` by tensor name; missing ones are random (``seed``) of the declared
-    shapes, with ``shapes`` for dynamic dimensions. ``rtol``/``atol`` override the
+    shapes, with ``shapes`` for dynamic dimensions (a dim neither gives is 1, and a
+    warning says so). ``rtol``/``atol`` override the
     float tolerances. ``keep_dir`` keeps the IR (and ``inputs.npz``) there. onnxruntime and
     OpenVINO each run in a worker process stopped after ``timeout`` seconds (their column
     then says so); irtool's runtime stops any loop after ``max_iterations`` (default
@@ -194,7 +196,7 @@ def check(model: onnx.ModelProto | str | os.PathLike[str],
     # First: a model the converter refuses gets its reason before inputs are made for it.
     converted: dict[str, int] = {}
     ir_model = convert_model(model, optimize=optimize, applied=converted)
-    feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes)
+    feed, generated = make_inputs(proto, inputs, seed=seed, shapes=shapes, default_dim=1)
 
     with _ir_dir(keep_dir) as folder:
         stem = Path(label).stem if label != "<ModelProto>" else "model"

@@ -1,18 +1,23 @@
-"""Inputs for a cross-check: given arrays, or deterministic random ones of the declared types.
+"""Inputs for a cross-check or a ``run --random``: given arrays, or deterministic random
+ones of the declared types.
 
 Random values depend only on the seed and the input's name (not on the order of
 inputs): floats uniform in [-1, 1), booleans random, integers in 0..4. Inputs
 that steer a Loop (directly or through Identity/Cast/Squeeze/Unsqueeze/Reshape)
 are kept from making it degenerate: trip counts (``M``) are in 1..5 and initial
 conditions (``cond``) are true, so the body runs.
-Dynamic dimensions need a shape (``shapes`` / ``--shape name=2,3``) unless
-``default_dim`` is given.
+
+Shapes: what ``shapes`` gives (``--input "x[2,3]"``, ovc's syntax, or ``--shape x=2,3``),
+else the declared one, with each dynamic dim set to ``default_dim`` (1 for ``check``
+and ``run --random``, as Polygraphy and benchmark_app do) and one warning line naming
+every input so defaulted. An input of unknown rank needs its shape given.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,6 +30,8 @@ from ..ir.graph import Graph, Model
 
 if TYPE_CHECKING:
     import onnx
+
+log = logging.getLogger("irtool")
 
 # Ops that pass a value through unchanged in everything that matters for a trip count.
 _PASS_THROUGH = {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape", "Flatten"}
@@ -122,7 +129,8 @@ def _loop_inputs(model: onnx.ModelProto, index: int) -> set[str]:
 
 
 def parse_shape_option(text: str) -> tuple[str, tuple[int, ...]]:
-    """``"x=2,3"`` -> ``("x", (2, 3))``; ``"x="`` is a scalar. Bad text raises."""
+    """``"x=2,3"`` -> ``("x", (2, 3))``; ``"x="`` is a scalar. Bad text raises. (``--shape``,
+    the older spelling of ``--input "x[2,3]"``, kept as an alias.)"""
     name, sep, dims = text.partition("=")
     if not sep or not name.strip():
         raise CheckInputError(f"--shape {text!r}: expected NAME=D0,D1,... (e.g. x=2,3)")
@@ -135,13 +143,17 @@ def parse_shape_option(text: str) -> tuple[str, tuple[int, ...]]:
     return name.strip(), shape
 
 
-def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, *,
-                seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
+def make_inputs(model: onnx.ModelProto | Model, given: Mapping[str, Any] | None = None, *,
+                seed: int = 0, shapes: Mapping[str, Sequence[int | None]] | None = None,
                 default_dim: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
-    """One array per graph input: ``given`` ones (checked) and random ones for the rest.
+    """One array per input of ``model`` (ONNX or IR): ``given`` ones (checked) and random
+    ones for the rest, of the shape ``shapes`` gives (None: a dim left to the declaration)
+    or the declared one, dynamic dims ``default_dim`` (None: refused) with a warning.
 
-    Returns the feed (in graph-input order) and the names that were generated.
+    Returns the feed (in input order) and the names that were generated.
     """
+    if isinstance(model, Model):
+        return make_ir_inputs(model, given, seed=seed, shapes=shapes, default_dim=default_dim)
     return make_feed(input_specs(model), given, seed=seed, shapes=shapes,
                      default_dim=default_dim, also={vi.name for vi in model.graph.input},
                      trip_counts=trip_count_inputs(model),
@@ -149,7 +161,7 @@ def make_inputs(model: onnx.ModelProto, given: Mapping[str, Any] | None = None, 
 
 
 def make_ir_inputs(model: Model, given: Mapping[str, Any] | None = None, *, seed: int = 0,
-                   shapes: Mapping[str, tuple[int, ...]] | None = None,
+                   shapes: Mapping[str, Sequence[int | None]] | None = None,
                    default_dim: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """``make_inputs`` for an IR: one array per Parameter of the main graph, by tensor name,
     of its declared element type and shape (random ones as for ONNX, the same for the same
@@ -204,7 +216,7 @@ def _ir_loop_inputs(model: Model) -> tuple[set[str], set[str]]:
 
 
 def make_feed(specs: list[InputSpec], given: Mapping[str, Any] | None = None, *,
-              seed: int = 0, shapes: Mapping[str, tuple[int, ...]] | None = None,
+              seed: int = 0, shapes: Mapping[str, Sequence[int | None]] | None = None,
               default_dim: int | None = None, also: AbstractSet[str] = frozenset(),
               trip_counts: AbstractSet[str] = frozenset(),
               conditions: AbstractSet[str] = frozenset(),
@@ -223,27 +235,35 @@ def make_feed(specs: list[InputSpec], given: Mapping[str, Any] | None = None, *,
         raise CheckInputError(mismatch)
     unknown = sorted(set(shapes) - set(by_name))
     if unknown:
-        raise CheckInputError(f"--shape for {', '.join(unknown)}: no such input; the model "
+        raise CheckInputError(f"--input for {', '.join(unknown)}: no such input; the model "
                               f"takes {', '.join(s.name for s in specs) or 'none'}")
     feed: dict[str, np.ndarray] = {}
     generated: list[str] = []
+    defaulted: list[str] = []
     for spec in specs:
         if spec.name in given:
             feed[spec.name] = _checked(spec, np.asarray(given[spec.name]))
             continue
-        shape = _shape_for(spec, shapes.get(spec.name), default_dim)
+        shape, was_dynamic = _shape_for(spec, shapes.get(spec.name), default_dim)
+        if was_dynamic:
+            defaulted.append(f"{spec.name} {spec.describe()} -> {list(shape)}")
         size = int(np.prod(shape, dtype=object)) * spec.dtype.itemsize
         if size > MAX_RANDOM_INPUT_BYTES:
             raise CheckInputError(f"input {spec.name!r} of shape {list(shape)} would take "
                                   f"{size / 2**30:.3g} GiB of random values (at most "
                                   f"{MAX_RANDOM_INPUT_BYTES // 2**30} GiB are made); give it "
-                                  "in an .npz or a smaller --shape")
+                                  "in an .npz or a smaller --input")
         rng = np.random.default_rng([seed, zlib.crc32(spec.name.encode())])
         if spec.name in conditions and spec.dtype == np.bool_:
             feed[spec.name] = np.ones(shape, dtype=np.bool_)
         else:
             feed[spec.name] = _random(rng, spec.dtype, shape, spec.name in trip_counts)
         generated.append(spec.name)
+    if defaulted:
+        example = ",".join(f"{name}[{','.join(str(d) for d in feed[name].shape)}]"
+                           for name in (line.split(" ", 1)[0] for line in defaulted))
+        log.warning("warning: dynamic dims of random inputs set to %d: %s (give other "
+                    "shapes with --input \"%s\")", default_dim, "; ".join(defaulted), example)
     # Initializer-backed inputs that were given explicitly override their defaults.
     for name in given:
         if name not in feed:
@@ -264,27 +284,36 @@ def _checked(spec: InputSpec, value: np.ndarray) -> np.ndarray:
     return value
 
 
-def _shape_for(spec: InputSpec, override: tuple[int, ...] | None,
-               default_dim: int | None) -> tuple[int, ...]:
+def _shape_for(spec: InputSpec, override: Sequence[int | None] | None,
+               default_dim: int | None) -> tuple[tuple[int, ...], bool]:
+    """The shape of a random input: ``override`` (its None dims from the declaration), else
+    the declared shape; a dim still dynamic is ``default_dim`` (None: refused). Also
+    whether a dim was so defaulted."""
     if override is not None:
         if spec.dims is not None:
             fits = len(override) == len(spec.dims) and all(
-                d is None or d == o for d, o in zip(spec.dims, override))
+                d is None or o is None or d == o for d, o in zip(spec.dims, override))
             if not fits:
-                raise CheckInputError(f"--shape {spec.name}={','.join(map(str, override))} does "
-                                      f"not fit the declared {spec.describe()}")
-        return tuple(override)
-    if spec.dims is None:
+                shown = ",".join("?" if o is None else str(o) for o in override)
+                raise CheckInputError(f"--input {spec.name}[{shown}] does not fit the "
+                                      f"declared {spec.describe()}")
+            dims: tuple[int | None, ...] = tuple(
+                d if o is None else o for d, o in zip(spec.dims, override))
+        else:
+            dims = tuple(override)
+    elif spec.dims is None:
         raise CheckInputError(f"input {spec.name!r} has unknown rank; give its shape with "
-                              f"--shape {spec.name}=D0,D1,...")
-    if any(d is None for d in spec.dims):
+                              f"--input \"{spec.name}[D0,D1,...]\"")
+    else:
+        dims = spec.dims
+    if any(d is None for d in dims):
         if default_dim is None:
-            example = ",".join(str(d) if d is not None else "2" for d in spec.dims)
+            example = ",".join(str(d) if d is not None else "2" for d in dims)
             raise CheckInputError(f"input {spec.name!r} has dynamic dimensions "
                                   f"{spec.describe()}; give its shape with "
-                                  f"--shape {spec.name}={example}")
-        return tuple(default_dim if d is None else d for d in spec.dims)
-    return tuple(int(d) for d in spec.dims)  # type: ignore[arg-type]
+                                  f"--input \"{spec.name}[{example}]\"")
+        return tuple(default_dim if d is None else d for d in dims), True
+    return tuple(int(d) for d in dims), False  # type: ignore[arg-type]
 
 
 def _random(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...],

@@ -11,6 +11,7 @@ An ONNX model is converted first and the resulting IR is inspected.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -22,7 +23,16 @@ import numpy as np
 
 from ..core.errors import IRToolError
 from ..core.files import replacing
-from ..ir.graph import Graph, Layer, Model, PortMapEntry, format_shape, parse_shape, shape_text
+from ..ir.graph import (
+    Graph,
+    Layer,
+    Model,
+    PortMapEntry,
+    describe_layer,
+    format_shape,
+    parse_shape,
+    shape_text,
+)
 
 CONTROL_FLOW = ("Loop", "TensorIterator", "If")
 _MAX_SHOWN_VALUES = 8
@@ -343,7 +353,7 @@ def _dot_label(text: str) -> str:
 
 _LEGEND = (
     "legend\\l"
-    "solid arrow: data, labelled element type[shape]\\l"
+    "solid arrow: data, labelled tensor name over element type[shape]\\l"
     "dotted arrow: port map between a Loop/TensorIterator/If and its body,\\l"
     "    labelled by purpose (sliced / concatenated axis, carried, invariant)\\l"
     "dashed red arrow: back edge, a body Result feeding a Parameter next iteration\\l"
@@ -354,8 +364,45 @@ _LEGEND = (
 )
 
 
-def _node_attrs(layer: Layer, role: str | None = None, mark: Mark | None = None) -> str:
-    label = f"{layer.name}\n{layer.type}-{layer.version}"
+_MAX_NAME = 32  # characters of a name shown on a node or an edge
+
+
+def _short(name: str) -> str:
+    """A long tensor or layer name cut to its end, where exporters put what tells one
+    apart (``.../self_attn/Gather_6_output_0``)."""
+    return name if len(name) <= _MAX_NAME else "…" + name[-(_MAX_NAME - 1):]
+
+
+def _shown_name(layer: Layer) -> str | None:
+    """The layer's name as its node shows it, or None when it says nothing the drawing does
+    not: one of its own output tensors' names (what the converter names an unnamed ONNX
+    node after; the edges leaving it show those), its type and a number (``Gather_6``), or
+    a Result's ``<tensor>/sink_port_0`` (its tensor is on the edge into it)."""
+    if re.fullmatch(rf"/?{re.escape(layer.type)}_\d+|.*/sink_port_\d+", layer.name) or (
+            layer.type not in ("Parameter", "Const")
+            and any(layer.name in port.names for port in layer.outputs)):
+        return None
+    return layer.name or None
+
+
+def _tensor_text(layer: Layer, port_id: int) -> str:
+    """An edge's label: the tensor's name (shortened; ``+N`` more names) over its type."""
+    port = layer.port(port_id)
+    kind = _port_type(layer, port_id)
+    if port is None or not port.names:
+        return kind
+    more = f" (+{len(port.names) - 1})" if len(port.names) > 1 else ""
+    return f"{_short(port.names[0])}{more}\n{kind}"
+
+
+def _node_attrs(layer: Layer, scope: str, role: str | None = None,
+                mark: Mark | None = None) -> str:
+    """A node labelled by type first, then the layer's name (see ``_shown_name``); its
+    tooltip names it as errors do (path, name, type-version)."""
+    label = f"{layer.type}-{layer.version}"
+    name = _shown_name(layer)
+    if name:
+        label += f"\n{_short(name)}"
     if role:
         label += f"\n({role})"
     if mark is not None and mark.text:
@@ -373,7 +420,8 @@ def _node_attrs(layer: Layer, role: str | None = None, mark: Mark | None = None)
     if mark is not None:
         marked = (f", style=\"filled,bold\", color={mark.color}, "
                   f"fillcolor={mark.fill}, penwidth=2")
-    return f"label={_dot_label(label)}, shape={shape}{marked}"
+    return (f"label={_dot_label(label)}, shape={shape}{marked}, "
+            f"tooltip={_dot_label(describe_layer(layer, scope))}")
 
 
 @dataclass(frozen=True)
@@ -402,9 +450,10 @@ def to_dot(model: Model, highlight: Highlight | None = None) -> str:
     """A graphviz ``digraph`` a person reads at a glance: each body a ``cluster_...``
     subgraph drawn below its Loop/TensorIterator/If; port maps dotted and labelled by
     purpose; back edges ``style=dashed color=red``; data edges labelled with the element
-    type and shape they carry; the iteration-number Parameter and the condition Result
-    marked; a legend. ``highlight``: one layer drawn out in red with its text, the
-    Loops/Ifs it is inside in orange, and, with a radius, only its neighbourhood."""
+    type and shape they carry, under the tensor's name; layers labelled by type, then
+    name; the iteration-number Parameter and the condition Result marked; a legend.
+    ``highlight``: one layer drawn out in red with its text, the Loops/Ifs it is inside in
+    orange, and, with a radius, only its neighbourhood."""
     lines = ["digraph irtool {", "  graph [rankdir=TB, fontsize=10];",
              "  node [fontsize=10];", "  edge [fontsize=8];"]
     view = _View(model, highlight)
@@ -579,14 +628,16 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
             continue
         path = f"{scope}/{layer.id}" if scope else str(layer.id)
         lines.append(f"{indent}{_dot_id(scope, layer.id)} "
-                     f"[{_node_attrs(layer, roles.get(layer.id), view.marks.get(path))}];")
+                     f"[{_node_attrs(layer, scope, roles.get(layer.id), view.marks.get(path))}];")
         for body_name, body in layer.bodies.items():
             if not view.opened(scope, layer.id, body_name):
                 continue
             inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
             cluster = "cluster_" + inner.replace("/", "_")
             lines.append(f"{indent}subgraph {cluster} {{")
-            title = _dot_label(f"{layer.type} {layer.name}: {body_name}")
+            shown = _shown_name(layer)
+            title = _dot_label(f"{layer.type} {_short(shown) if shown else layer.id}: "
+                               f"{body_name}")
             lines.append(f"{indent}  label={title};")
             lines.append(f"{indent}  style=rounded;")
             _dot_graph(body, inner, lines, indent + "  ", _roles(layer), view)
@@ -617,7 +668,7 @@ def _dot_graph(graph: Graph, scope: str, lines: list[str], indent: str,
         producer = graph.layer(link.from_layer)
         consumer = graph.layer(link.to_layer)
         text = _input_label(graph, consumer, link.to_port,
-                            _port_type(producer, link.from_port))
+                            _tensor_text(producer, link.from_port))
         lines.append(f"{indent}{_dot_id(scope, link.from_layer)} -> "
                      f"{_dot_id(scope, link.to_layer)} [label={_dot_label(text)}];")
 

@@ -140,7 +140,7 @@ def _load(model_or_path: Model | str | os.PathLike[str]) -> Model:
 
 
 def _steps(model: Model, inputs: Feed | Sequence[Feed] | None, seed: int,
-           shapes: Mapping[str, tuple[int, ...]] | None
+           shapes: Mapping[str, Sequence[int | None]] | None
            ) -> tuple[list[dict[str, np.ndarray]], list[str]]:
     if inputs is None or isinstance(inputs, Mapping):
         feed, generated = make_ir_inputs(model, inputs, seed=seed, shapes=shapes)
@@ -162,7 +162,8 @@ def _label(name: str, step: int, many: bool) -> str:
 
 def check_ir(model_or_path: Model | str | os.PathLike[str],
              inputs: Feed | Sequence[Feed] | None = None, *, seed: int = 0,
-             shapes: Mapping[str, tuple[int, ...]] | None = None, rtol: float | None = None,
+             shapes: Mapping[str, Sequence[int | None]] | None = None,
+             rtol: float | None = None,
              atol: float | None = None,
              reference: Feed | Sequence[Feed] | None = None, reference_name: str = "reference",
              openvino_config: Mapping[str, str] | None = None,

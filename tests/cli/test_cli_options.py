@@ -91,7 +91,7 @@ def test_run_writes_json(tmp_path: Path) -> None:
 def test_run_refuses_another_output_suffix(tmp_path: Path) -> None:
     out = tmp_path / "res.txt"
     proc = cli("run", ONNX, INPUTS, "-o", out)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a usage error
     assert ".npz" in proc.stderr and ".json" in proc.stderr and ".txt" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not out.exists()

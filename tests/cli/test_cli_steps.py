@@ -71,5 +71,5 @@ def test_input_files_of_one_name_are_refused(tmp_path: Path) -> None:
     other.mkdir()
     np.savez(other / paths[0].name, x=xs[0])
     proc = irtool_cli("run", xml, paths[0], other / paths[0].name, "-o", tmp_path / "out")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a command line that cannot be taken: a usage error
     assert "share the name 'step0.npz'" in proc.stderr

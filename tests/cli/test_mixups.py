@@ -122,3 +122,13 @@ def test_a_model_given_as_inputs(ir: Path, command: str) -> None:
 def test_unwritable_output_names_the_target(tmp_path: Path) -> None:
     line = one_line_error(cli("convert", ONNX, "-o", "/proc/x.xml"), "/proc/x.")
     assert ".tmp" not in line
+
+
+def test_a_name_in_another_case_is_what_it_probably_means() -> None:
+    """``x`` for an input ``X``: difflib alone finds nothing for a one-letter name."""
+    from irtool.core.feeds import input_mismatch
+
+    assert input_mismatch(["X", "h0"], ["x", "h0"]) == (
+        "missing input(s) X; unknown input(s) x (did you mean X?); the model takes X, h0")
+    message = input_mismatch(["INPUT_IDS", "mask"], ["input_idz", "mask"])
+    assert message is not None and "input_idz (did you mean INPUT_IDS?)" in message

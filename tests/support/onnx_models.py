@@ -6,8 +6,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 from support import SAMPLES
+from support.conversion import make_model, vi
 
 SAMPLE = SAMPLES / "predict_net.onnx"
 
@@ -47,3 +49,34 @@ def predict_net_model() -> onnx.ModelProto:
 def predict_net_feed() -> dict[str, np.ndarray]:
     """b = 6 and keepgoing = true, so the loop body runs (the spec's example values)."""
     return {"b": np.array(6, np.int32), "keepgoing": np.array(True)}
+
+
+def rnn_loop_model() -> onnx.ModelProto:
+    """An RNN as a Loop over X's first axis: h <- tanh(X[i] @ W + h @ U), every h stacked;
+    X [seq, batch, 8] and h0 [batch, 16] declared with symbolic dims, and so are the body's
+    input and outputs (h_in [hb, 16]), as exporters write them."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    u = (rng.standard_normal((16, 16)) * 0.1).astype(np.float32)
+    body = h.make_graph([
+        h.make_node("Gather", ["X", "i"], ["x_i"], axis=0),
+        h.make_node("MatMul", ["x_i", "W"], ["a"]),
+        h.make_node("MatMul", ["h_in", "U"], ["b"]),
+        h.make_node("Add", ["a", "b"], ["s"]),
+        h.make_node("Tanh", ["s"], ["h_out"]),
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+        h.make_node("Identity", ["h_out"], ["y_i"]),
+    ], "body", [vi("i", np.int64, []), vi("cond_in", np.bool_, []), vi("h_in", np.float32,
+                                                                      ["hb", 16])],
+        [vi("cond_out", np.bool_, []), vi("h_out", np.float32, ["hb", 16]),
+         vi("y_i", np.float32, ["hb", 16])])
+    nodes = [h.make_node("Shape", ["X"], ["shape"]),
+             h.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+             h.make_node("Loop", ["n", "", "h0"], ["h_last", "ys"], body=body)]
+    return make_model(nodes, [vi("X", np.float32, ["seq", "batch", 8]),
+                              vi("h0", np.float32, ["batch2", 16])],
+                      [vi("h_last", np.float32, ["ob", 16]),
+                       vi("ys", np.float32, ["os", "ob", 16])],
+                      initializers=[numpy_helper.from_array(w, "W"),
+                                    numpy_helper.from_array(u, "U"),
+                                    numpy_helper.from_array(np.array(0, np.int64), "zero")])

@@ -375,11 +375,11 @@ def test_samples_render_to_png(sample: str, tmp_path: Path,
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
 
 
-def test_the_readme_shows_a_rendered_loop() -> None:
+def test_the_user_guide_shows_a_rendered_loop() -> None:
     from support import REPO
 
-    assert "![" in (REPO / "README.md").read_text() and "docs/loop.png" in (
-        REPO / "README.md").read_text()
+    guide = (REPO / "docs" / "user-guide.md").read_text()
+    assert "![" in guide and "](loop.png)" in guide
     assert (REPO / "docs" / "loop.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -417,3 +417,61 @@ def test_inspect_json_lists_variables(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (found["prev"]["type"], found["prev"]["shape"]) == (None, None)
     assert {vid: [w["layer"] for w in v["assigned_by"]] for vid, v in found.items()} == {
         vid: [layer] for vid, layer in assigns.items()}
+
+
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg_items(svg: Path) -> dict[str, tuple[list[str], str | None]]:
+    """Node or edge title (``11``, ``11/body/5->11/body/7``) -> its text lines and tooltip."""
+    items = {}
+    for g in ET.parse(svg).getroot().iter(f"{_SVG}g"):
+        title = g.find(f"{_SVG}title")
+        if g.get("class") in ("node", "edge") and title is not None and title.text:
+            links = [a.get("{http://www.w3.org/1999/xlink}title") for a in g.iter(f"{_SVG}a")]
+            items[title.text.replace("&#45;&gt;", "->")] = (
+                [t.text or "" for t in g.iter(f"{_SVG}text")], links[0] if links else None)
+    return items
+
+
+@pytest.mark.skipif(shutil.which("dot") is None and not os.environ.get("CI"),
+                    reason="graphviz `dot` is not installed (apt-get install graphviz)")
+def test_drawing_names_layers_by_type_and_tensors_on_edges(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An RNN Loop (the ONNX node unnamed, so the converter names the Loop after its first
+    output, h_last): the Loop reads ``Loop-opset5``, not ``h_last``; a body Gather reads its
+    type, not ``Gather_<id>``; the edges carry the tensor names (x_i, h_last, ys) over their
+    types; every node's tooltip names it as errors do."""
+    from support.onnx_models import rnn_loop_model
+
+    import irtool
+
+    model = irtool.convert(rnn_loop_model())
+    xml = irtool.save(model, tmp_path / "rnn.xml")
+    svg = tmp_path / "rnn.svg"
+    _inspect(capsys, str(xml), "--svg", str(svg))
+    items = _svg_items(svg)
+    loop = model.graph.layers_of_type("Loop")[0]
+    body = loop.bodies["body"]
+    gather = body.layers_of_type("Gather")[0]
+    assert items[str(loop.id)][0] == ["Loop-opset5"]
+    assert items[str(loop.id)][1] == f'{loop.id} "h_last" (Loop-opset5)'
+    gather_id = f"{loop.id}/body/{gather.id}"
+    assert items[gather_id][0] == ["Gather-opset8"]
+    assert f'"{gather.name}"' in (items[gather_id][1] or "")
+    edges = {title: texts for title, (texts, _) in items.items() if "->" in title}
+    assert ["x_i", "f32[?,8]"] in [texts for title, texts in edges.items()
+                                   if title.startswith(gather_id + "->")]
+    outputs = {texts[0] for title, texts in edges.items()  # not the port maps into the body
+               if title.startswith(f"{loop.id}->") and "/body/" not in title}
+    assert outputs == {"h_last", "ys"}
+    # the model's input keeps its name on its node
+    assert items[str(model.inputs[0].id)][0] == ["Parameter-opset1", "X"]
+
+
+def test_long_tensor_names_keep_their_end() -> None:
+    from irtool.tools.inspection import _short
+
+    name = "/model/layers.0/self_attn/rotary_emb/Gather_6_output_0"
+    assert _short(name) == "…" + name[-31:] and len(_short(name)) == 32
+    assert _short("h_last") == "h_last"

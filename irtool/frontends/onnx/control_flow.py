@@ -95,9 +95,13 @@ def build_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[Te
     """``build_body`` where body input ``i`` takes the value of body output ``o`` on
     the next iteration for each ``(i, o)`` in ``carried``.
 
-    Such a Parameter keeps a static dimension only where the output provably has
-    it too (by irtool's inference or ONNX's); otherwise the body is translated
-    again with that dimension dynamic, e.g. for a value that grows by a Concat.
+    Such a Parameter starts with the initial value's type, static dims and all (what the
+    body's ONNX input declares is not taken: ``h[?,16]`` there says nothing about
+    whether ``h`` changes shape, and keeping it would leave ``convert --input
+    "X[?,1,8],h0[1,16]"`` with outputs ``[?,16]``). It keeps a static dimension only
+    where the output provably has it too (by irtool's inference or ONNX's): by
+    induction every iteration then sees it. Otherwise the body is translated again with
+    that dimension dynamic, e.g. for a value that grows by a Concat.
     """
     onnx_infos = value_infos(graph)
     for _ in range(_MAX_RELAXATIONS):
@@ -117,17 +121,6 @@ def build_carrying_body(ctx: NodeContext, graph: onnx.GraphProto, infos: list[Te
         if not changed:
             return body
     raise ctx.error(f"{what}: the shapes of the loop-carried values do not settle")
-
-
-def declared(vi: onnx.ValueInfoProto, actual: TensorInfo) -> TensorInfo:
-    """``actual`` widened to what the body input ``vi`` declares (when it declares a shape).
-
-    A body input declared ``[?, 3]`` fed an initial ``[0, 3]`` says the value changes.
-    """
-    info = tensor_info_from_type(vi.type)
-    if info is None or info.shape is None or info.element_type != actual.element_type:
-        return actual
-    return union(actual, info)
 
 
 def _layer_name(ctx: NodeContext) -> str | None:
@@ -314,7 +307,7 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     cond = given_cond if given_cond is not None else \
         ctx.const(np.ones(_one_element(cond_shape), dtype=bool))
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
-    infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
+    infos += [v.info for v in initial]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
     body = build_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what,
                                ranges=_iteration_range(ctx, trip))
@@ -596,7 +589,7 @@ def build_scan(ctx: NodeContext, scope: Scope, graph: onnx.GraphProto, states: l
         raise ctx.error(f"the body has {len(graph.input)} inputs and {len(graph.output)} "
                         f"outputs for {n_states} states, {n_scan_in} scan inputs and "
                         f"{n_scan_out} scan outputs")
-    infos = [declared(vi, v.info) for vi, v in zip(graph.input, states)]
+    infos = [v.info for v in states]
     squeeze: list[int | None] = [None] * n_states
     seq_len = -1
     for value, axis in zip(scan_inputs, in_axes):

@@ -32,7 +32,7 @@ import heapq
 import logging
 import os
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +58,7 @@ from .context import (
     qualified,
     tensor_array,
 )
+from .cut import cut_at
 from .external_data import ExternalData
 from .input_shapes import InputShapes, fix_input_shapes
 from .local_functions import (
@@ -93,7 +94,8 @@ PathLike = str | os.PathLike[str]
 def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                   vectorize: bool = True, base_dir: PathLike | None = None,
                   input_shapes: InputShapes | None = None, optimize: bool = True,
-                  applied: dict[str, int] | None = None) -> Model:
+                  applied: dict[str, int] | None = None,
+                  outputs: Sequence[str] | None = None) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     ``base_dir`` is where the external data of a ``ModelProto`` lives (a path
@@ -104,10 +106,12 @@ def convert_model(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = Fal
     ``vectorize=False`` keeps loops whose iterations are independent instead of batching
     them (``irtool.passes.vectorize``). ``optimize=False`` runs none of the optimising
     passes (module docstring); ``slice_inputs=True`` with it is a contradiction, refused.
-    ``applied`` (a dict) gets what each optimising pass did, by name.
+    ``applied`` (a dict) gets what each optimising pass did, by name. ``outputs`` cuts
+    the model at those tensors of the main graph (``cut``).
     """
     converter = Converter(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                          base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
+                          base_dir=base_dir, input_shapes=input_shapes, optimize=optimize,
+                          outputs=outputs)
     ir = converter.convert()
     if applied is not None:
         applied.update(converter.applied)
@@ -128,7 +132,8 @@ class Converter:
 
     def __init__(self, model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
                  vectorize: bool = True, base_dir: PathLike | None = None,
-                 input_shapes: InputShapes | None = None, optimize: bool = True) -> None:
+                 input_shapes: InputShapes | None = None, optimize: bool = True,
+                 outputs: Sequence[str] | None = None) -> None:
         self.source: str | None = None
         self.external = ExternalData(None)
         if slice_inputs and not optimize:
@@ -140,6 +145,8 @@ class Converter:
         self.applied: dict[str, int] = {}  # what each optimising pass did (convert fills)
         self.proto = self._load(model, base_dir)
         self.given = model if isinstance(model, onnx.ModelProto) else None
+        if outputs:
+            self.proto = cut_at(self.proto, outputs, self.source)
         if input_shapes:
             self.proto = fix_input_shapes(self.proto, input_shapes, self.source)
         self.opset = self._opset(self.proto)

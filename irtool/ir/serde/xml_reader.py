@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 
@@ -232,6 +233,11 @@ class _Reader:
             if el.get(attr) is None:
                 self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", el.sourceline,
                              layer, scope)
+        # What the children say is filled in at the end: the layer is being made, no edit.
+        found: dict[str, Any] = {}
+        port_maps: dict[str, list[PortMapEntry]] = {}
+        bodies: dict[str, Graph] = {}
+        unknown: list[RTNode] = []
         order = []
         for child in el:
             tag = child.tag
@@ -239,24 +245,30 @@ class _Reader:
                 continue
             order.append(tag)
             if tag == "data":
-                layer.attrs = dict(child.attrib)
-                layer.has_data = True
+                found["attrs"] = dict(child.attrib)
+                found["has_data"] = True
             elif tag == "input":
-                layer.inputs = self.ports(child, layer, scope)
+                found["inputs"] = self.ports(child, layer, scope)
             elif tag == "output":
-                layer.outputs = self.ports(child, layer, scope)
+                found["outputs"] = self.ports(child, layer, scope)
             elif tag in _PORT_MAP_TAGS:
-                layer.port_maps[tag] = self.port_map(child, layer, scope)
+                port_maps[tag] = self.port_map(child, layer, scope)
             elif tag == "back_edges":
-                layer.back_edges = self.back_edges(child, layer, scope)
+                found["back_edges"] = self.back_edges(child, layer, scope)
             elif tag in _BODY_TAGS:
-                layer.bodies[tag] = self.graph(child, body_scope(scope, layer_id, tag))
+                bodies[tag] = self.graph(child, body_scope(scope, layer_id, tag))
             elif tag == "rt_info":
-                layer.rt_info = [rt_node(c) for c in child]
+                found["rt_info"] = [rt_node(c) for c in child]
             else:
-                layer.unknown.append(rt_node(child))
+                unknown.append(rt_node(child))
+        if port_maps:
+            found["port_maps"] = port_maps
+        if bodies:
+            found["bodies"] = bodies
+        if unknown:
+            found["unknown"] = unknown
         # Layers share a handful of orders: keep one tuple of each (memory at 10^6 layers).
-        layer.child_order = self.orders.setdefault(tuple(order), tuple(order))
+        layer.fill(child_order=self.orders.setdefault(tuple(order), tuple(order)), **found)
         if layer.type == "Const":
             self.const(layer, scope)
         return layer
@@ -269,20 +281,21 @@ class _Reader:
             port_id = self.int_attr(port_el, "id", "PORT_ATTR", layer=layer, scope=scope)
             if port_id is None:
                 continue
-            port = Port(port_id, None, (), line=port_el.sourceline)
+            found: dict[str, Any] = {}  # the Port is made at the end, of what was read
+            extra = {}
             for key, value in port_el.attrib.items():
                 if key == "id":
                     continue
                 if key == "precision":
                     try:
-                        port.precision = element_type(value)
+                        found["precision"] = element_type(value)
                     except KeyError:
                         self.problem("ELEMENT_TYPE", f"port {port_id} has unknown precision "
                                      f"{value!r}", port_el.sourceline, layer, scope)
                 elif key == "names":
-                    port.names = split_names(value)
+                    found["names"] = split_names(value)
                 else:
-                    port.extra[key] = value
+                    extra[key] = value
             dims = []
             for child in port_el:
                 if child.tag == "dim":
@@ -299,9 +312,9 @@ class _Reader:
                         dim = -1
                     dims.append(dim)
                 elif child.tag == "rt_info":
-                    port.rt_info = [rt_node(c) for c in child]
-            port.dims = tuple(dims)
-            ports.append(port)
+                    found["rt_info"] = [rt_node(c) for c in child]
+            ports.append(Port(port_id, dims=tuple(dims), extra=extra, line=port_el.sourceline,
+                              **found))
         return ports
 
     def port_map(self, el: etree._Element, layer: Layer, scope: str) -> list[PortMapEntry]:
@@ -407,10 +420,10 @@ class _Reader:
                 self.problem("CONST_DATA", f"string Const: {problem}", layer.line, layer, scope)
                 return
         if not size:
-            layer.const = ConstData(b"")
+            layer.fill(const=ConstData(b""))
             return
         assert self.weights is not None  # a Const with bytes has a .bin (checked above)
-        layer.const = ConstData(self.weights, offset, size)
+        layer.fill(const=ConstData(self.weights, offset, size))
 
 
 def rt_node(el: etree._Element) -> RTNode:

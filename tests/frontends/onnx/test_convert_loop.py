@@ -13,7 +13,18 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from support import SAMPLES
-from support.conversion import check_conversion, const_node, loop_layers, make_model, vi
+from support.compare import assert_same
+from support.conversion import (
+    check_conversion,
+    const_node,
+    loop_layers,
+    make_model,
+    run_onnxruntime,
+    vi,
+)
+from support.onnx_models import rnn_loop_model
+
+import irtool
 
 F32, I64, BOOL = np.float32, np.int64, np.bool_
 
@@ -303,3 +314,26 @@ def test_spec_example_predict_net(tmp_path: Path) -> None:
         where.mkdir()
         check_conversion(model, {"b": np.array(b, np.int32), "keepgoing": np.array(keep)},
                          where)
+
+
+def test_fixed_input_shapes_reach_the_loop_outputs(tmp_path: Path) -> None:
+    """``--input "X[?,1,8],h0[1,16]"``: h stays [1,16] through every iteration (its initial
+    value is [1,16], and tanh(x_i @ W + h @ U) of [1,8] and [1,16] is [1,16] again), so the
+    outputs are h_last [1,16] and ys [?,1,16], not the body's declared [?,16]. Values:
+    onnxruntime (check_conversion), for two sequence lengths."""
+    model = rnn_loop_model()
+    ir = irtool.convert(model, input_shapes={"X": (None, 1, 8), "h0": (1, 16)})
+    outputs = dict(zip(ir.output_names(), (layer.inputs[0].dims for layer in ir.outputs)))
+    assert outputs == {"h_last": (1, 16), "ys": (-1, 1, 16)}
+    rng = np.random.default_rng(1)
+    for seq in (1, 5):
+        feeds = {"X": rng.standard_normal((seq, 1, 8)).astype(np.float32),
+                 "h0": rng.standard_normal((1, 16)).astype(np.float32)}
+        check_conversion(model, feeds, tmp_path)
+        xml = irtool.save(ir, tmp_path / "fixed.xml")
+        assert_same(irtool.run(irtool.load(xml), feeds), run_onnxruntime(model, feeds), "fixed",
+                    1e-5, 1e-6, float_dtypes=False)
+    # Without fixed shapes, the batch stays dynamic, as declared.
+    free = irtool.convert(model)
+    assert dict(zip(free.output_names(), (layer.inputs[0].dims for layer in free.outputs))) \
+        == {"h_last": (-1, 16), "ys": (-1, -1, 16)}
