@@ -26,7 +26,11 @@ Per IR it prints:
   the worst ratio, and the CPU with its ISA (``bench/machine.py``).
 
     python bench/deployment_irs.py [--fixtures] [--only NAME,NAME] [--keep DIR] [--irs DIR]
-                                   [--repeats N]
+                                   [--extra] [--repeats N]
+
+``--extra`` adds MobileNetV3-small and ONNX LSTM / GRU models, written as ONNX here and
+converted by OpenVINO's ONNX frontend (``bench/deployment_models.py``): the producers'
+fixtures have no depthwise CNN and no recurrent model.
 
 ``--irs DIR`` reads IRs built earlier (``export.py --heavy --out DIR``) instead of building.
 """
@@ -173,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build the heavy IRs into this folder")
     parser.add_argument("--irs", type=Path, help="use the IRs (and MANIFEST.json) built "
                         "earlier into this folder by export.py")
+    parser.add_argument("--extra", action="store_true",
+                        help="add MobileNetV3-small and ONNX LSTM / GRU models converted by "
+                        "OpenVINO's ONNX frontend now (bench/deployment_models.py)")
     parser.add_argument("--repeats", type=int, default=20,
                         help="interleaved rounds of the timing columns (0: none)")
     args = parser.parse_args(argv)
@@ -198,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         wanted = {n for n in args.only.split(",") if n}
         irs = [ir for ir in producer_irs.load_manifest(folder)
                if not wanted or ir.name in wanted]
+        if args.extra:
+            import deployment_models
+
+            built = deployment_models.write(Path(tmp) / "extra")
+            irs += [ir for ir in producer_irs.load_manifest(built)
+                    if not wanted or ir.name in wanted]
         scratch = Path(tmp) / "copies"
         scratch.mkdir()
         print()
