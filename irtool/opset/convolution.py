@@ -88,7 +88,6 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
         return np.zeros((n, o, *(max(v, 0) for v in out)), dtype=acc)
     win = window_view(x, kernel, strides, dilations, out)  # [N, C, *out, *k]
     cg = c // groups
-    og = o // groups
     # im2col + GEMM: columns [N, C/G * K, P] (one copy of the windows), then one matmul
     # per group whose result already has the [N, O, P] layout.
     k_size = int(np.prod(kernel, dtype=np.int64))
@@ -97,16 +96,14 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     # A 1x1 kernel at stride 1 reads x as it is: its columns are a view, no copy.
     pointwise = k_size == 1 and all(st == 1 for st in strides)
     y = np.empty((n, o, p_size), dtype=acc)
-    for g in range(groups):
-        windows = win[:, g * cg:(g + 1) * cg].transpose(order)
-        if pointwise:
-            cols = windows.reshape(n, cg * k_size, p_size)
-        else:
-            cols = scratch("columns", windows.shape, acc)
-            np.copyto(cols, windows)
-            cols = cols.reshape(n, cg * k_size, p_size)
-        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
-        np.matmul(wg, cols, out=y[:, g * og:(g + 1) * og])
+    windows = win.transpose(order)
+    if pointwise:
+        cols = windows.reshape(n, groups, cg * k_size, p_size)
+    else:
+        cols = scratch("columns", windows.shape, acc)
+        np.copyto(cols, windows)
+        cols = cols.reshape(n, groups, cg * k_size, p_size)
+    _grouped_matmul(w, cols, y, groups)
     return y.reshape(n, o, *out)
 
 
@@ -144,59 +141,21 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
     k_size = int(np.prod(kernel, dtype=np.int64))
     cols = scratch("columns", runs.shape, x.dtype)
     np.copyto(cols, runs)
-    cols = cols.reshape(n, c * k_size, length)
-    cg, og = c // groups, o // groups
+    cols = cols.reshape(n, groups, c // groups * k_size, length)
     y = np.empty((n, o, length), dtype=x.dtype)
-    for g in range(groups):
-        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
-        np.matmul(wg, cols[:, g * cg * k_size:(g + 1) * cg * k_size],
-                  out=y[:, g * og:(g + 1) * og])
+    _grouped_matmul(w, cols, y, groups)
     wide = y.reshape(n, o, out[0], *padded[1:])
     return wide[(slice(None), slice(None), slice(None), *(slice(0, v) for v in out[1:]))]
 
 
-def convolve_depthwise(x: np.ndarray, w: np.ndarray, strides: Sequence[int],
-                       dilations: Sequence[int], begin: Sequence[int],
-                       end: Sequence[int]) -> np.ndarray:
-    """``convolve`` with one input and one output channel per group (``w [C, 1, *k]``,
-    ``groups = C``: a depthwise convolution) as a direct sum over the kernel's offsets:
-    ``y = sum_k w[:, 0, k] * x_padded[..., o * stride + k * dilation]``, one multiply and
-    one add over the output per offset, in the offsets' row-major order.
-
-    im2col computes the same sum as a GEMM per group, a Python loop of ``C`` products of
-    one row each: for the depthwise layers of a MobileNet that loop was most of the run.
-    The sum is taken in another order (products rounded one at a time, added in order),
-    so results differ from ``convolve``'s in the last bits, as any two summation orders
-    do. Pads must be 0 or more (``convolve`` handles negative ones)."""
-    n, c = x.shape[:2]
-    kernel = w.shape[2:]
-    padded_dims = [d + b + e for d, b, e in zip(x.shape[2:], begin, end)]
-    out = [conv_out_dim(d, k, s, dl, 0, 0)
-           for d, k, s, dl in zip(padded_dims, kernel, strides, dilations)]
-    if any(v <= 0 for v in out):
-        return np.zeros((n, c, *(max(v, 0) for v in out)), dtype=x.dtype)
-    if any(begin) or any(end):
-        padded = scratch("padded", [n, c, *padded_dims], x.dtype)
-        padded.fill(0)
-        padded[(slice(None), slice(None),
-                *(slice(b, b + d) for b, d in zip(begin, x.shape[2:])))] = x
-    else:
-        padded = x
-    taps = w.reshape(c, -1)  # [C, K], the kernel's offsets in row-major order
-    y = np.empty((n, c, *out), dtype=x.dtype)
-    term = scratch("columns", y.shape, x.dtype)
-    rank = len(out)
-    for k, offset in enumerate(np.ndindex(*kernel)):
-        window = padded[(slice(None), slice(None),
-                         *(slice(o * dl, o * dl + (v - 1) * st + 1, st)
-                           for o, dl, v, st in zip(offset, dilations, out, strides)))]
-        tap = taps[:, k].reshape((c,) + (1,) * rank)
-        if k == 0:
-            np.multiply(window, tap, out=y)
-        else:
-            np.multiply(window, tap, out=term)
-            y += term
-    return y
+def _grouped_matmul(w: np.ndarray, cols: np.ndarray, y: np.ndarray, groups: int) -> None:
+    """``y [N, O, P]`` = each group's filters ``[O/G, C/G * K]`` times its columns
+    (``cols [N, G, C/G * K, P]``), as one numpy matmul over the ``(N, G)`` stack: the same
+    product per group as a loop over the groups would make, without the loop (a
+    depthwise layer of a MobileNet has hundreds of groups of one row each)."""
+    n, o, p = y.shape
+    og = o // groups
+    np.matmul(w.reshape(groups, og, cols.shape[2]), cols, out=y.reshape(n, groups, og, p))
 
 
 _SCRATCH = threading.local()
@@ -273,23 +232,6 @@ class GroupConvolution(Convolution):
     """GroupConvolution-1: filters ``[G, O/G, C/G, *k]``."""
 
     groups_in_filter = True
-
-    def depthwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-        """The output by ``convolve_depthwise`` when it applies: filters ``[C, 1, 1, *k]``
-        on ``C`` channels, one float dtype for both (f32 or f64), pads of 0 or more; else
-        None. The runtime's choice of kernel (``irtool.runtime.fastpath``), never
-        ``compute``'s."""
-        if x.dtype != w.dtype or x.dtype not in _DIRECT_DTYPES or w.ndim != x.ndim + 1 \
-                or x.ndim < 3 or w.shape[1] != 1 or w.shape[2] != 1 or w.shape[0] != x.shape[1]:
-            return None
-        kernel = w.shape[3:]
-        strides, dil, pb, pe = self._geometry(x.shape[2:], kernel)
-        if min(pb, default=0) < 0 or min(pe, default=0) < 0:
-            return None
-        return convolve_depthwise(x, w.reshape(w.shape[0], 1, *kernel), strides, dil, pb, pe)
-
-
-_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # --------------------------------------------------------------------------- transposed

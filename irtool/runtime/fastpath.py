@@ -86,29 +86,7 @@ def _reshape_like(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
     return reshape_like
 
 
-def _group_convolution(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
-    """GroupConvolution with one input and one output channel per group (depthwise, as in
-    MobileNets) computed directly (``GroupConvolution.depthwise``: a sum over the kernel's
-    offsets) instead of im2col and a GEMM of one row per group; any other input takes the
-    op's kernel."""
-    direct = getattr(op, "depthwise", None)
-    if direct is None:
-        return None
-    general = op.compute
-
-    def group_convolution(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        x, w = inputs[0], inputs[1]
-        if x.__class__ is np.ndarray and w.__class__ is np.ndarray:
-            y = direct(x, w)
-            if y is not None:
-                return [y]
-        return general(inputs)
-
-    return group_convolution
-
-
 FAST_PATHS: dict[str, Specialiser] = {
-    "GroupConvolution": _group_convolution,
     "Gather": _gather,
     "Unsqueeze": _reshape_like,
     "Squeeze": _reshape_like,
