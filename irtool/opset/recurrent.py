@@ -201,10 +201,21 @@ class _Sequence(_Recurrent):
         y = np.zeros((batch, num_dirs, steps, hidden), dtype=acc)
         finals: list[list[np.ndarray]] = [[] for _ in range(k)]
         lengths = np.minimum(lengths, steps)
+        # Every sequence full length (what converters emit): each step is one time index
+        # for the whole batch, so no masks, no gathers, no masked writes (the values the
+        # general form computes, without its per-step bookkeeping).
+        whole = bool((lengths == steps).all())
+        rows = np.arange(batch)
         for d in range(num_dirs):
             reverse = self.direction == "reverse" or (self.direction == "bidirectional" and d == 1)
             states = [s[:, d] for s in init]
             for t in range(steps):
+                if whole:
+                    at = steps - 1 - t if reverse else t
+                    states = self.step(np.ascontiguousarray(x[:, at]), states, w[d], r[d],
+                                       bias[d])
+                    y[:, d, at] = states[0]
+                    continue
                 if reverse:
                     # each sequence reversed within its own length
                     pos = lengths - 1 - t
@@ -215,11 +226,11 @@ class _Sequence(_Recurrent):
                     active = t < lengths
                 if not active.any():
                     continue
-                xt = x[np.arange(batch), pos_c]
+                xt = x[rows, pos_c]
                 new = self.step(xt, states, w[d], r[d], bias[d])
                 mask = active[:, None]
                 states = [np.where(mask, n, s) for n, s in zip(new, states)]
-                y[np.arange(batch)[active], d, pos_c[active]] = new[0][active]
+                y[rows[active], d, pos_c[active]] = new[0][active]
             for i in range(k):
                 finals[i].append(states[i])
         outs = [y.astype(dtype)]
