@@ -9,6 +9,7 @@ f64) and return the input dtype.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 
@@ -63,7 +64,7 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     rank = x.ndim - 2
     kernel = w.shape[2:]
     if all(st == 1 for st in strides) and min(begin, default=0) >= 0 \
-            and min(end, default=0) >= 0 and int(np.prod(kernel, dtype=np.int64)) > 1:
+            and min(end, default=0) >= 0 and math.prod(kernel) > 1:
         return _convolve_unit_stride(x, w, dilations, begin, end, groups)
     pad = [(0, 0), (0, 0)]
     crop = [slice(None), slice(None)]
@@ -90,8 +91,8 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     cg = c // groups
     # im2col + GEMM: columns [N, C/G * K, P] (one copy of the windows), then one matmul
     # per group whose result already has the [N, O, P] layout.
-    k_size = int(np.prod(kernel, dtype=np.int64))
-    p_size = int(np.prod(out, dtype=np.int64))
+    k_size = math.prod(kernel)
+    p_size = math.prod(out)
     order = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
     # A 1x1 kernel at stride 1 reads x as it is: its columns are a view, no copy.
     pointwise = k_size == 1 and all(st == 1 for st in strides)
@@ -123,7 +124,7 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
     if any(v <= 0 for v in out):
         return np.zeros((n, o, *(max(v, 0) for v in out)), dtype=x.dtype)
     # elements between neighbours along each spatial axis of the padded input
-    step = [int(np.prod(padded[i + 1:], dtype=np.int64)) for i in range(len(padded))]
+    step = [math.prod(padded[i + 1:]) for i in range(len(padded))]
     per_channel = step[0] * padded[0]
     length = out[0] * step[0]  # output positions on the padded grid
     reach = sum((k - 1) * dl * st for k, dl, st in zip(kernel, dilations, step))
@@ -138,7 +139,7 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
         flat, (n, c, *kernel, length),
         (c * per_channel * item, per_channel * item,
          *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
-    k_size = int(np.prod(kernel, dtype=np.int64))
+    k_size = math.prod(kernel)
     cols = scratch("columns", runs.shape, x.dtype)
     np.copyto(cols, runs)
     cols = cols.reshape(n, groups, c // groups * k_size, length)
@@ -169,7 +170,7 @@ def scratch(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
     grown as needed. A new multi-MB array each call costs about as much in page faults
     as the copy into it (the allocator hands large blocks back to the system)."""
     dtype = np.dtype(dtype)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     nbytes = size * dtype.itemsize
     if nbytes > SCRATCH_LIMIT:
         return np.empty(shape, dtype)
