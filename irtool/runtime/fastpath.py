@@ -86,7 +86,17 @@ def _reshape_like(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
     return reshape_like
 
 
+def _projected_sequence(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
+    """RNN/GRU/LSTMSequence with every step's input projection made by one matrix product
+    before the steps (``compute_projected``; the products the same, their sums maybe in
+    another order, hence an optimisation)."""
+    return getattr(op, "compute_projected", None)
+
+
 FAST_PATHS: dict[str, Specialiser] = {
+    "RNNSequence": _projected_sequence,
+    "GRUSequence": _projected_sequence,
+    "LSTMSequence": _projected_sequence,
     "Gather": _gather,
     "Unsqueeze": _reshape_like,
     "Squeeze": _reshape_like,
