@@ -8,6 +8,11 @@ index) or replays what the operation's own kernel did for the same input shape
 kernel for everything else. Loop bodies call their kernels once per iteration,
 so this is where the per-call parsing of constant axes would hurt most.
 
+One kernel here computes the same products in another order, so its sums may round
+differently: a recurrent sequence with every step's input projection made by one
+matrix product (``_projected_sequence``). Like every specialised kernel it runs only
+when the runtime optimises.
+
 ``inline_for`` goes one step further for ops that declare themselves one plain
 numpy call (``Op.numpy_call``: elementwise ops with numpy broadcasting, unary
 math, MatMul without transposes): it describes the step as that direct call,
