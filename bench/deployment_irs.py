@@ -17,9 +17,20 @@ Per IR it prints:
 * runtime: irtool against OpenVINO (run in a child process, one infer request for all the
   steps of a stateful model) on every step of the recorded decode: ``match`` with the largest
   difference, or the first disagreement, or irtool's one-line error; and the wall time of
-  each side for the whole session (OpenVINO's includes compiling and the trip to its child).
+  each side for the whole session (OpenVINO's includes compiling and the trip to its child);
+* timing: one whole session (every step of the recorded decode, from a reset state), plan
+  and compiled model made once, irtool's executor next to OpenVINO's CPU plugin in this
+  process, one thread each (OpenVINO: ``INFERENCE_NUM_THREADS=1`` and irtool's reference
+  configuration, f32; irtool: ``IRTOOL_BLAS_THREADS=1``, its default), interleaved, the
+  medians of ``--repeats`` rounds and their ratio; under the table the geometric mean and
+  the worst ratio, and the CPU with its ISA (``bench/machine.py``).
 
     python bench/deployment_irs.py [--fixtures] [--only NAME,NAME] [--keep DIR] [--irs DIR]
+                                   [--extra] [--repeats N] [--clock wall|cpu]
+
+``--extra`` adds MobileNetV3-small and ONNX LSTM / GRU models, written as ONNX here and
+converted by OpenVINO's ONNX frontend (``bench/deployment_models.py``): the producers'
+fixtures have no depthwise CNN and no recurrent model.
 
 ``--irs DIR`` reads IRs built earlier (``export.py --heavy --out DIR``) instead of building.
 """
@@ -28,22 +39,30 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
+import os
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "ir_producers"
 sys.path.insert(0, str(FIXTURES))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import machine  # noqa: E402  (beside this script)
 import producer_irs  # noqa: E402  (beside the fixtures it reads)
 from tqdm import tqdm  # noqa: E402
 
 import irtool  # noqa: E402
 from irtool.engines.base import first_line  # noqa: E402
+from irtool.engines.openvino import REFERENCE_CONFIG, _feed  # noqa: E402
 from irtool.ir import round_trip_difference  # noqa: E402
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 PRODUCERS = ("optimum.intel", "nncf", "torch", "transformers")
 # OpenVINO's CPU plugin runs FakeQuantize with int8 kernels: close, not equal.
 ATOL = {"cnn_int8_fq": 2e-3}
@@ -105,6 +124,53 @@ def runtime_cell(ir: producer_irs.ProducerIR) -> tuple[str, float, float]:
         ours_seconds
 
 
+def _irtool_session(ir: producer_irs.ProducerIR) -> Callable[[], object]:
+    session = irtool.compile(irtool.load(ir.xml))
+    steps = ir.steps()
+
+    def decode() -> object:
+        session.reset_state()
+        return [session.run(step) for step in steps]
+    return decode
+
+
+def _openvino_session(ir: producer_irs.ProducerIR) -> Callable[[], object]:
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(ir.xml)), "CPU",
+                                  {**REFERENCE_CONFIG, "INFERENCE_NUM_THREADS": 1})
+    request = compiled.create_infer_request()
+    feeds = [_feed(compiled, step, str(ir.xml)) for step in ir.steps()]
+
+    def decode() -> object:
+        request.reset_state()
+        return [request.infer(feed) for feed in feeds]
+    return decode
+
+
+def timing_cells(ir: producer_irs.ProducerIR, repeats: int,
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[float, float] | str:
+    """Median seconds of one whole session, (irtool, OpenVINO), one thread each, interleaved;
+    or why there is none."""
+    if producer_irs.openvino_extensions(ir) != []:
+        return "needs OpenVINO extensions"
+    os.environ["IRTOOL_BLAS_THREADS"] = "1"
+    try:
+        runners = {"irtool": _irtool_session(ir), "openvino": _openvino_session(ir)}
+    except Exception as err:
+        return first_line(err)
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    for run in runners.values():  # first calls: caches, lazily made kernels
+        run()
+    for _ in range(repeats):
+        for name, run in runners.items():
+            start = clock()
+            run()
+            times[name].append(clock() - start)
+    return statistics.median(times["irtool"]), statistics.median(times["openvino"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fixtures", action="store_true",
@@ -113,6 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build the heavy IRs into this folder")
     parser.add_argument("--irs", type=Path, help="use the IRs (and MANIFEST.json) built "
                         "earlier into this folder by export.py")
+    parser.add_argument("--extra", action="store_true",
+                        help="add MobileNetV3-small and ONNX LSTM / GRU models converted by "
+                        "OpenVINO's ONNX frontend now (bench/deployment_models.py)")
+    parser.add_argument("--repeats", type=int, default=20,
+                        help="interleaved rounds of the timing columns (0: none)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="what the timing columns measure: wall time, or the process's "
+                        "CPU time (steadier on a machine others load; both engines run on "
+                        "one thread)")
     args = parser.parse_args(argv)
 
     missing = producers_missing()
@@ -136,12 +211,20 @@ def main(argv: list[str] | None = None) -> int:
         wanted = {n for n in args.only.split(",") if n}
         irs = [ir for ir in producer_irs.load_manifest(folder)
                if not wanted or ir.name in wanted]
+        if args.extra:
+            import deployment_models
+
+            built = deployment_models.write(Path(tmp) / "extra")
+            irs += [ir for ir in producer_irs.load_manifest(built)
+                    if not wanted or ir.name in wanted]
         scratch = Path(tmp) / "copies"
         scratch.mkdir()
         print()
         print("| IR | producer | steps | validate | round trip | irtool validates its copy "
-              "| irtool vs OpenVINO | OpenVINO s | irtool s |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "| irtool vs OpenVINO | OpenVINO s | irtool s | irtool 1t ms | OpenVINO 1t ms "
+              "| ratio |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        ratios: dict[str, float] = {}
         # The table goes to stdout as it grows; a bar on a terminal's stderr says how far.
         for ir in tqdm(irs, desc="deployment IRs", unit="IR", leave=False,
                        disable=not sys.stderr.isatty()):
@@ -151,8 +234,24 @@ def main(argv: list[str] | None = None) -> int:
             steps = len(ir.entry["feeds"])
             ours = f"{ours_seconds:.2f}" if ours_seconds else "-"
             theirs = f"{ov_seconds:.2f}" if ov_seconds else "recorded"
+            timing = "- | - | -"
+            if args.repeats > 0 and ours_seconds:
+                timed = timing_cells(ir, args.repeats, CLOCKS[args.clock])
+                if isinstance(timed, str):
+                    timing = f"- | - | {timed}"
+                else:
+                    ratios[ir.name] = timed[0] / timed[1]
+                    timing = f"{timed[0] * 1e3:.2f} | {timed[1] * 1e3:.2f} | " \
+                             f"{ratios[ir.name]:.2f}"
             print(f"| {ir.name} | {ir.entry['producer']} | {steps} | {validated} | {trip} | "
-                  f"{saved} | {runtime} | {theirs} | {ours} |", flush=True)
+                  f"{saved} | {runtime} | {theirs} | {ours} | {timing} |", flush=True)
+    if ratios:
+        geomean = math.exp(statistics.fmean(math.log(r) for r in ratios.values()))
+        worst = max(ratios, key=ratios.__getitem__)
+        print(f"\nirtool / OpenVINO, one thread each, whole sessions ({args.clock} time, medians "
+              f"of {args.repeats} interleaved rounds): geomean {geomean:.2f}x over "
+              f"{len(ratios)} IRs, worst {ratios[worst]:.2f}x ({worst})")
+    print(machine.describe())
     return 0
 
 

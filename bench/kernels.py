@@ -21,7 +21,14 @@ spinning off so that its pool does not take the cores from the run after it.
 Targets (issue 12): CNN within 3x of onnxruntime, transformer 1.5x, elementwise 1.3x,
 default threads no slower than single-threaded.
 
-    python bench/kernels.py [--repeats N]
+    python bench/kernels.py [--repeats N] [--clock wall|cpu]
+
+``--clock cpu`` times the process's CPU time instead of wall time (steadier on a machine
+others load; the single-threaded columns only mean the same then). The CPU, its widest ISA
+and the ISA caps in force are printed under the table (``bench/machine.py``). To see the
+AVX2 kernels on an AVX-512 CPU: ``OPENBLAS_CORETYPE=Haswell`` (numpy's BLAS) and
+``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR"`` (numpy's own SIMD loops: exp,
+tanh, the arithmetic); onnxruntime's MLAS has no such switch and keeps its AVX-512 kernels.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -39,6 +48,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 import irtool
 from irtool.runtime import Executor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # beside this script
 
 F32 = np.float32
 RNG = np.random.default_rng(0)
@@ -143,7 +155,9 @@ def _irtool(ex: Executor, feeds: dict, blas: str) -> Callable[[], object]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = ap.parse_args()
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     targets = {"CNN batch 32": 3.0, "transformer block": 1.5, "elementwise chain 1e6": 1.3}
     rows = []
     for title, build in [("CNN batch 32", cnn), ("transformer block", transformer),
@@ -163,9 +177,9 @@ def main() -> None:
         times: dict[str, list[float]] = {k: [] for k in backends}
         for _ in range(args.repeats):
             for name, fn in backends.items():
-                t = time.perf_counter()
+                t = clock()
                 fn()
-                times[name].append(time.perf_counter() - t)
+                times[name].append(clock() - t)
         os.environ.pop("IRTOOL_BLAS_THREADS", None)
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         rows.append((title, med))
@@ -179,15 +193,12 @@ def main() -> None:
               f"{ratio:6.2f} {target:4.1f}x {'met' if ratio <= target else 'NOT met':>7} "
               f"{med['irtool BLAS unlimited']:24.2f} {unlimited:17.2f} "
               f"{med['ort default']:11.2f}")
-    print(f"(medians of {args.repeats} interleaved runs; irtool = its default, BLAS at one "
-          "thread, so default threads == single thread)")
+    print(f"(medians of {args.repeats} interleaved runs, {args.clock} time; irtool = its "
+          "default, BLAS at one thread, so default threads == single thread)")
     # The CNN and transformer ratios follow the BLAS's GEMM speed (see bench/README.md).
-    from threadpoolctl import threadpool_info
+    print(machine.describe() + f"; NPY_DISABLE_CPU_FEATURES="
+          f"{os.environ.get('NPY_DISABLE_CPU_FEATURES', 'unset')}")
 
-    blas = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
-            for i in threadpool_info() if i.get("user_api") == "blas"]
-    print(f"(numpy's BLAS: {', '.join(blas) or 'unknown'}; OPENBLAS_CORETYPE="
-          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')})")
 
 if __name__ == "__main__":
     main()

@@ -14,10 +14,10 @@ alone (imports excluded), the median of the repeats. Operations:
 * ``load``: ``irtool.load(xml)`` (strict: the same checks, then the model);
 * ``run``: ``irtool.run(xml, {"x": zeros})`` (load, compile the plan, run it).
 
-Prints one table: time and peak memory per operation and size, and each irtool
-operation's ratio to ``ov read``. 10^6 layers take minutes and several GB per process
-(OpenVINO's read alone about 100 s and 5 GB on a 2-core machine), so they run only with
-``--million``.
+Prints one table: time (wall and the process's CPU time, steadier on a loaded machine) and
+peak memory per operation and size, and each irtool operation's ratios to ``ov read``.
+10^6 layers take minutes and several GB per process (OpenVINO's read alone about 100 s and
+5 GB on a 2-core machine), so they run only with ``--million``.
 
     python bench/scale.py [--million] [--sizes 1000,10000] [--repeats N] [--keep DIR]
 """
@@ -41,13 +41,13 @@ op, xml = sys.argv[1], sys.argv[2]
 if op == "ov read":
     import openvino as ov
     core = ov.Core()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     core.read_model(xml)
     out = None
 else:
     import numpy as np
     import irtool
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     if op == "validate":
         found = irtool.validate(xml)
         assert not found, [d.format() for d in found[:3]]
@@ -57,9 +57,9 @@ else:
         out = None
     else:
         out = irtool.run(xml, {"x": np.zeros((1, 4), np.float32)})["y"].tolist()
-elapsed = time.perf_counter() - t
+elapsed, cpu = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": elapsed, "peak": peak, "out": out}))
+print(json.dumps({"seconds": elapsed, "cpu": cpu, "peak": peak, "out": out}))
 """
 
 OPS = ("ov read", "validate", "load", "run")
@@ -130,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         sizes.append(1_000_000)
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="irtool-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"{'layers':>9} {'operation':<9} {'time':>9} {'peak memory':>12} "
-          f"{'time / ov':>9} {'memory / ov':>11}")
+    print(f"{'layers':>9} {'operation':<9} {'time':>9} {'cpu':>9} {'peak memory':>12} "
+          f"{'time / ov':>9} {'cpu / ov':>9} {'memory / ov':>11}")
     wrong = False
     for size in tqdm(sizes, desc="scale", unit="size", leave=False,
                      disable=not sys.stderr.isatty()):
@@ -146,17 +146,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{size:>9,} {op:<9} {failed['error']}")
                 continue
             seconds = statistics.median(r["seconds"] for r in runs)
+            cpu = statistics.median(r["cpu"] for r in runs)
             peak = max(r["peak"] for r in runs)
             if op == "ov read":
-                ov = {"seconds": seconds, "peak": peak}
+                ov = {"seconds": seconds, "cpu": cpu, "peak": peak}
                 ratio = ""
             else:
-                ratio = (f"{seconds / ov['seconds']:>9.1f} {peak / ov['peak']:>11.1f}"
-                         if ov else "")
+                ratio = (f"{seconds / ov['seconds']:>9.1f} {cpu / ov['cpu']:>9.1f} "
+                         f"{peak / ov['peak']:>11.1f}" if ov else "")
             if op == "run" and runs[0]["out"] != [[float(adds)] * 4]:
                 wrong = True
                 ratio += "  WRONG OUTPUT"
-            print(f"{size:>9,} {op:<9} {seconds:>8.2f}s {_mb(peak):>12} {ratio}", flush=True)
+            print(f"{size:>9,} {op:<9} {seconds:>8.2f}s {cpu:>8.2f}s {_mb(peak):>12} {ratio}",
+                  flush=True)
         if not args.keep:
             xml.unlink()
             xml.with_suffix(".bin").unlink()

@@ -168,8 +168,12 @@ def auto_pads(auto_pad: str, in_dims: Sequence[int], kernel: Sequence[int],
 
 def float_dtype_for(dtype: np.dtype) -> np.dtype:
     """The dtype to accumulate a kernel in: float32 for half types, else the dtype itself."""
-    if dtype.kind == "f" and dtype.itemsize < 4:
-        return np.dtype(np.float32)
-    if dtype.kind == "V" or dtype.name in ("bfloat16",):
-        return np.dtype(np.float32)
+    kind = dtype.kind
+    if kind == "f":  # the common case first: dtype.name is a slow property
+        return _F32 if dtype.itemsize < 4 else dtype
+    if kind == "V" or dtype.name == "bfloat16":
+        return _F32
     return dtype
+
+
+_F32 = np.dtype(np.float32)

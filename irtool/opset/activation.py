@@ -136,8 +136,15 @@ class HSwish(UnaryElementwise):
     numpy_function = True
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
+        # x * clip(x + 3, 0, 6) / 6 in one buffer (np.clip is maximum then minimum, and
+        # its Python wrapper costs more than the arithmetic on small tensors).
         t = x.dtype.type
-        return x * np.clip(x + t(3), t(0), t(6)) / t(6)
+        y = np.add(x, t(3))
+        np.maximum(y, t(0), out=y)
+        np.minimum(y, t(6), out=y)
+        np.multiply(x, y, out=y)
+        np.divide(y, t(6), out=y)
+        return y
 
 
 @register("HSigmoid", "opset5")
@@ -146,7 +153,11 @@ class HSigmoid(UnaryElementwise):
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
         t = x.dtype.type
-        return np.clip(x + t(3), t(0), t(6)) / t(6)
+        y = np.add(x, t(3))
+        np.maximum(y, t(0), out=y)
+        np.minimum(y, t(6), out=y)
+        np.divide(y, t(6), out=y)
+        return y
 
 
 @register("SoftPlus", "opset4")

@@ -9,6 +9,7 @@ f64) and return the input dtype.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 
@@ -63,7 +64,7 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     rank = x.ndim - 2
     kernel = w.shape[2:]
     if all(st == 1 for st in strides) and min(begin, default=0) >= 0 \
-            and min(end, default=0) >= 0 and int(np.prod(kernel, dtype=np.int64)) > 1:
+            and min(end, default=0) >= 0 and math.prod(kernel) > 1:
         return _convolve_unit_stride(x, w, dilations, begin, end, groups)
     pad = [(0, 0), (0, 0)]
     crop = [slice(None), slice(None)]
@@ -88,25 +89,22 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
         return np.zeros((n, o, *(max(v, 0) for v in out)), dtype=acc)
     win = window_view(x, kernel, strides, dilations, out)  # [N, C, *out, *k]
     cg = c // groups
-    og = o // groups
     # im2col + GEMM: columns [N, C/G * K, P] (one copy of the windows), then one matmul
     # per group whose result already has the [N, O, P] layout.
-    k_size = int(np.prod(kernel, dtype=np.int64))
-    p_size = int(np.prod(out, dtype=np.int64))
+    k_size = math.prod(kernel)
+    p_size = math.prod(out)
     order = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
     # A 1x1 kernel at stride 1 reads x as it is: its columns are a view, no copy.
     pointwise = k_size == 1 and all(st == 1 for st in strides)
     y = np.empty((n, o, p_size), dtype=acc)
-    for g in range(groups):
-        windows = win[:, g * cg:(g + 1) * cg].transpose(order)
-        if pointwise:
-            cols = windows.reshape(n, cg * k_size, p_size)
-        else:
-            cols = scratch("columns", windows.shape, acc)
-            np.copyto(cols, windows)
-            cols = cols.reshape(n, cg * k_size, p_size)
-        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
-        np.matmul(wg, cols, out=y[:, g * og:(g + 1) * og])
+    windows = win.transpose(order)
+    if pointwise:
+        cols = windows.reshape(n, groups, cg * k_size, p_size)
+    else:
+        cols = scratch("columns", windows.shape, acc)
+        np.copyto(cols, windows)
+        cols = cols.reshape(n, groups, cg * k_size, p_size)
+    _grouped_matmul(w, cols, y, groups)
     return y.reshape(n, o, *out)
 
 
@@ -126,7 +124,7 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
     if any(v <= 0 for v in out):
         return np.zeros((n, o, *(max(v, 0) for v in out)), dtype=x.dtype)
     # elements between neighbours along each spatial axis of the padded input
-    step = [int(np.prod(padded[i + 1:], dtype=np.int64)) for i in range(len(padded))]
+    step = [math.prod(padded[i + 1:]) for i in range(len(padded))]
     per_channel = step[0] * padded[0]
     length = out[0] * step[0]  # output positions on the padded grid
     reach = sum((k - 1) * dl * st for k, dl, st in zip(kernel, dilations, step))
@@ -141,18 +139,24 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
         flat, (n, c, *kernel, length),
         (c * per_channel * item, per_channel * item,
          *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
-    k_size = int(np.prod(kernel, dtype=np.int64))
+    k_size = math.prod(kernel)
     cols = scratch("columns", runs.shape, x.dtype)
     np.copyto(cols, runs)
-    cols = cols.reshape(n, c * k_size, length)
-    cg, og = c // groups, o // groups
+    cols = cols.reshape(n, groups, c // groups * k_size, length)
     y = np.empty((n, o, length), dtype=x.dtype)
-    for g in range(groups):
-        wg = w[g * og:(g + 1) * og].reshape(og, cg * k_size)
-        np.matmul(wg, cols[:, g * cg * k_size:(g + 1) * cg * k_size],
-                  out=y[:, g * og:(g + 1) * og])
+    _grouped_matmul(w, cols, y, groups)
     wide = y.reshape(n, o, out[0], *padded[1:])
     return wide[(slice(None), slice(None), slice(None), *(slice(0, v) for v in out[1:]))]
+
+
+def _grouped_matmul(w: np.ndarray, cols: np.ndarray, y: np.ndarray, groups: int) -> None:
+    """``y [N, O, P]`` = each group's filters ``[O/G, C/G * K]`` times its columns
+    (``cols [N, G, C/G * K, P]``), as one numpy matmul over the ``(N, G)`` stack: the same
+    product per group as a loop over the groups would make, without the loop (a
+    depthwise layer of a MobileNet has hundreds of groups of one row each)."""
+    n, o, p = y.shape
+    og = o // groups
+    np.matmul(w.reshape(groups, og, cols.shape[2]), cols, out=y.reshape(n, groups, og, p))
 
 
 _SCRATCH = threading.local()
@@ -166,7 +170,7 @@ def scratch(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
     grown as needed. A new multi-MB array each call costs about as much in page faults
     as the copy into it (the allocator hands large blocks back to the system)."""
     dtype = np.dtype(dtype)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     nbytes = size * dtype.itemsize
     if nbytes > SCRATCH_LIMIT:
         return np.empty(shape, dtype)

@@ -362,10 +362,20 @@ class FakeQuantize(Op):
         w = _half_to_f32(x)
         il, ih, ol, oh = (v.astype(w.dtype, copy=False) for v in lims)
         steps = w.dtype.type(self.levels - 1)
+        # ``rint((w - il) / (ih - il) * steps) / steps * (oh - ol) + ol`` in one buffer of
+        # the output's size (the same operations in the same order); the per-channel
+        # limits stay small. (np.copyto's masked writes of the clamps were slower than
+        # np.where's.)
         with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.rint((w - il) / (ih - il) * steps) / steps * (oh - ol) + ol
+            q = np.subtract(w, il)
+            q /= ih - il
+            q *= steps
+            np.rint(q, out=q)
+            q /= steps
+            q *= oh - ol
+            q += ol
         out = np.where(w <= np.minimum(il, ih), ol, np.where(w > np.maximum(il, ih), oh, q))
-        return [np.asarray(out, dtype=x.dtype)]
+        return [out.astype(x.dtype, copy=False)]
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:

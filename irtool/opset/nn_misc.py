@@ -48,24 +48,32 @@ class ScaledDotProductAttention(Op):
             scale = np.asarray(inputs[4]).astype(acc).reshape(())
         else:
             scale = acc.type(1.0) / np.sqrt(acc.type(q.shape[-1]))
-        w = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+        # The score matrix ([..., L, S]) is the one large value: every step after the
+        # product works on it in place (the same operations in the same order as with
+        # temporaries; a fresh multi-MB array per step costs more in page faults than the
+        # arithmetic).
+        w = np.matmul(q, np.swapaxes(k, -1, -2))
+        w *= scale
         length, source = q.shape[-2], k.shape[-2]
         if self.causal:
-            w = w + np.triu(np.full((length, source), -np.inf, dtype=acc), k=1)
+            w += np.triu(np.full((length, source), -np.inf, dtype=acc), k=1)
         elif len(inputs) > 3 and inputs[3] is not None:
             mask = np.asarray(inputs[3])
-            if mask.dtype == np.bool_:
-                w = w + np.where(mask, acc.type(0), acc.type(-np.inf))
-            else:
-                w = w + mask.astype(acc)
+            bias = np.where(mask, acc.type(0), acc.type(-np.inf)) if mask.dtype == np.bool_ \
+                else mask.astype(acc, copy=False)
+            if np.broadcast_shapes(w.shape, bias.shape) == w.shape:
+                w += bias
+            else:  # a mask of more dims than the scores widens them
+                w = w + bias
         sink = np.asarray(inputs[5]).astype(acc) if len(inputs) > 5 else None
         if sink is not None:
             sink = np.broadcast_to(sink, (*w.shape[:-1], sink.shape[-1]))
             w = np.concatenate([w, sink], axis=-1)
         peak = np.max(w, axis=-1, keepdims=True)
         peak = np.where(np.isfinite(peak), peak, 0)
-        e = np.exp(w - peak)
-        p = e / np.sum(e, axis=-1, keepdims=True)
+        w -= peak
+        p = np.exp(w, out=w)
+        p /= np.sum(p, axis=-1, keepdims=True)
         if sink is not None:
             p = p[..., :source]
         return [np.matmul(p, v).astype(dtype)]

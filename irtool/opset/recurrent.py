@@ -81,28 +81,27 @@ class _Recurrent(Op):
             return np.clip(x, -self.clip, self.clip)
         return x
 
-    # one step of the cell: (x_t, states, W, R, B) -> new states
-    def step(self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
+    # one step of the cell: (x_t W^T, states, R, B) -> new states
+    def step(self, xw: np.ndarray, states: list[np.ndarray], r: np.ndarray,
              b: np.ndarray) -> list[np.ndarray]:
         raise NotImplementedError
 
 
 class _RNNStep(_Recurrent):
-    def step(self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
+    def step(self, xw: np.ndarray, states: list[np.ndarray], r: np.ndarray,
              b: np.ndarray) -> list[np.ndarray]:
         (h,) = states
-        return [self.acts[0](self._clip(x @ w.T + h @ r.T + b))]
+        return [self.acts[0](self._clip(xw + h @ r.T + b))]
 
 
 class _GRUStep(_Recurrent):
     default_activations = ("sigmoid", "tanh")
 
-    def step(self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
+    def step(self, xw: np.ndarray, states: list[np.ndarray], r: np.ndarray,
              b: np.ndarray) -> list[np.ndarray]:
         (h,) = states
         n = h.shape[-1]
         f, g = self.acts[0], self.acts[1]
-        xw = x @ w.T
         rz_r = h @ r[:2 * n].T
         z = f(self._clip(xw[:, :n] + rz_r[:, :n] + b[:n]))
         rr = f(self._clip(xw[:, n:2 * n] + rz_r[:, n:] + b[n:2 * n]))
@@ -117,12 +116,12 @@ class _GRUStep(_Recurrent):
 class _LSTMStep(_Recurrent):
     default_activations = ("sigmoid", "tanh", "tanh")
 
-    def step(self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
+    def step(self, xw: np.ndarray, states: list[np.ndarray], r: np.ndarray,
              b: np.ndarray) -> list[np.ndarray]:
         h, c = states
         n = h.shape[-1]
         f, g, hact = self.acts[0], self.acts[1], self.acts[2]
-        gates = self._clip(x @ w.T + h @ r.T + b)
+        gates = self._clip(xw + h @ r.T + b)
         ft = f(gates[:, :n])
         it = f(gates[:, n:2 * n])
         ct = g(gates[:, 2 * n:3 * n])
@@ -149,7 +148,7 @@ class _Cell(_Recurrent):
         x = np.asarray(inputs[0]).astype(acc)
         states = [np.asarray(s).astype(acc) for s in inputs[1:1 + k]]
         w, r, b = (np.asarray(v).astype(acc) for v in inputs[1 + k:4 + k])
-        return [s.astype(dtype) for s in self.step(x, states, w, r, b)]
+        return [s.astype(dtype) for s in self.step(x @ w.T, states, r, b)]
 
 
 @register("RNNCell", "opset1")
@@ -188,6 +187,18 @@ class _Sequence(_Recurrent):
         return [same(x, (b, d, s, hid))] + [same(x, (b, d, hid))] * self.num_states
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return self._run(inputs, projected=False)
+
+    def compute_projected(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """``compute`` with the input projection ``x_t W^T`` of every step made by one
+        matrix product over the whole sequence, before the steps (each step then only
+        multiplies its state by ``R``). The same products, but the BLAS may sum a
+        product of more rows in another order, so the results may differ from
+        ``compute``'s in the last bits: the runtime's choice when it optimises
+        (``irtool.runtime.fastpath``), never ``compute``'s."""
+        return self._run(inputs, projected=True)
+
+    def _run(self, inputs: list[np.ndarray], projected: bool) -> list[np.ndarray]:
         k = self.num_states
         dtype = np.asarray(inputs[0]).dtype
         acc = float_dtype_for(dtype)
@@ -201,10 +212,25 @@ class _Sequence(_Recurrent):
         y = np.zeros((batch, num_dirs, steps, hidden), dtype=acc)
         finals: list[list[np.ndarray]] = [[] for _ in range(k)]
         lengths = np.minimum(lengths, steps)
+        # Every sequence full length (what converters emit): each step is one time index
+        # for the whole batch, so no masks, no gathers, no masked writes (the values the
+        # general form computes, without its per-step bookkeeping).
+        whole = bool((lengths == steps).all())
+        rows = np.arange(batch)
         for d in range(num_dirs):
             reverse = self.direction == "reverse" or (self.direction == "bidirectional" and d == 1)
             states = [s[:, d] for s in init]
+            wt = w[d].T
+            # [B, S, G*H]: every step's x_t W^T at once
+            projection = np.matmul(x, wt) if projected else None
             for t in range(steps):
+                if whole:
+                    at = steps - 1 - t if reverse else t
+                    xw = projection[:, at] if projection is not None \
+                        else np.ascontiguousarray(x[:, at]) @ wt
+                    states = self.step(xw, states, r[d], bias[d])
+                    y[:, d, at] = states[0]
+                    continue
                 if reverse:
                     # each sequence reversed within its own length
                     pos = lengths - 1 - t
@@ -215,11 +241,11 @@ class _Sequence(_Recurrent):
                     active = t < lengths
                 if not active.any():
                     continue
-                xt = x[np.arange(batch), pos_c]
-                new = self.step(xt, states, w[d], r[d], bias[d])
+                xw = projection[rows, pos_c] if projection is not None else x[rows, pos_c] @ wt
+                new = self.step(xw, states, r[d], bias[d])
                 mask = active[:, None]
                 states = [np.where(mask, n, s) for n, s in zip(new, states)]
-                y[np.arange(batch)[active], d, pos_c[active]] = new[0][active]
+                y[rows[active], d, pos_c[active]] = new[0][active]
             for i in range(k):
                 finals[i].append(states[i])
         outs = [y.astype(dtype)]

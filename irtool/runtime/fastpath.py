@@ -8,6 +8,11 @@ index) or replays what the operation's own kernel did for the same input shape
 kernel for everything else. Loop bodies call their kernels once per iteration,
 so this is where the per-call parsing of constant axes would hurt most.
 
+One kernel here computes the same products in another order, so its sums may round
+differently: a recurrent sequence with every step's input projection made by one
+matrix product (``_projected_sequence``). Like every specialised kernel it runs only
+when the runtime optimises.
+
 ``inline_for`` goes one step further for ops that declare themselves one plain
 numpy call (``Op.numpy_call``: elementwise ops with numpy broadcasting, unary
 math, MatMul without transposes): it describes the step as that direct call,
@@ -86,7 +91,17 @@ def _reshape_like(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
     return reshape_like
 
 
+def _projected_sequence(op: Op, consts: Sequence[np.ndarray | None]) -> Kernel | None:
+    """RNN/GRU/LSTMSequence with every step's input projection made by one matrix product
+    before the steps (``compute_projected``; the products the same, their sums maybe in
+    another order, hence an optimisation)."""
+    return getattr(op, "compute_projected", None)
+
+
 FAST_PATHS: dict[str, Specialiser] = {
+    "RNNSequence": _projected_sequence,
+    "GRUSequence": _projected_sequence,
+    "LSTMSequence": _projected_sequence,
     "Gather": _gather,
     "Unsqueeze": _reshape_like,
     "Squeeze": _reshape_like,

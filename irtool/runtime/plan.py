@@ -116,8 +116,9 @@ class RunOptions:
     ``optimize=False`` turns off every rewrite that only makes a run faster, so that a
     user who doubts a result can rule them out: the compile pipeline is
     ``pipelines.compile_pipeline(optimize=False)`` (no constant folding, no step moved
-    past a MaxPool), no kernel is specialised on its constant inputs nor called inline as
-    a numpy call (``fastpath``), no step writes into an input's buffer
+    past a MaxPool), no kernel is specialised (on its constant inputs, or a recurrent
+    sequence's input projection made once) nor called inline as a numpy call
+    (``fastpath``), no step writes into an input's buffer
     (``codegen.toolkit.Reuse``), loops are not batched (``vectorize`` off too) and their
     generated code keeps every body step (``codegen.loops``: no stacking of outputs, no
     counter Gathers, no pre-squeezed slices). What stays is semantics: the weight

@@ -1,11 +1,13 @@
 """The ``reading`` family: the file read for validation, in two passes at most.
 
-The first pass streams the XML, checked against the schema on the way (``xsd``), and
-reads it leniently: what the IR reader cannot make sense of becomes a diagnostic
-(``XML_STRUCTURE``, ``LAYER_ATTR``... from ``irtool.ir.serde.xml_reader``) instead of an
-exception. Only when the schema finds something (or the .bin cannot be opened) is the
-file read a second time, as a whole tree, so that every schema error is reported with
-the layer it is in. A file that cannot be read at all (``FILE_UNREADABLE``), that is not
+The first pass streams the XML, checked against the schema on the way (``xsd``; all of
+it but its identity constraints, ``xsd.load_stream_schema``), and reads it leniently: what
+the IR reader cannot make sense of becomes a diagnostic (``XML_STRUCTURE``,
+``LAYER_ATTR``... from ``irtool.ir.serde.xml_reader``) instead of an exception. Only when
+the schema finds something, the model read may break an identity constraint
+(``_breaks_identity``), or the .bin cannot be opened, is the file read a second time, as a
+whole tree against the whole schema, so that every schema error is reported with the
+layer it is in. A file that cannot be read at all (``FILE_UNREADABLE``), that is not
 XML (``XML_MALFORMED``) or declares a DTD (``XML_DTD``) ends here, without a model.
 """
 
@@ -22,7 +24,7 @@ from ..core.sniff import other_kind
 from ..ir.graph import Model
 from ..ir.serde import xml_reader
 from .codes import severity
-from .xsd import load_schema, xsd_diagnostics
+from .xsd import load_stream_schema, xsd_diagnostics
 
 
 @dataclass
@@ -57,7 +59,7 @@ def read(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) 
         return Read(None, diagnostics=[file_problem(_HEAD_CODES[err.kind], err.message, file,
                                                     err.line)])
     version = xml_reader.ir_version(head)
-    schema, why = load_schema(version if version in (10, 11) else 11)
+    schema, why = load_stream_schema(version if version in (10, 11) else 11)
     del head
     try:
         weights = xml_reader.open_weights(path, bin_path)
@@ -74,9 +76,30 @@ def read(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) 
     except IRParseError as err:
         return Read(None, diagnostics=[file_problem("XML_MALFORMED", err.message, file,
                                                     err.line)])
+    if schema is not None and _breaks_identity(model, problems):
+        return _read_tree(path, bin_path)  # the whole schema's diagnostics, located
     diagnostics = [] if schema is not None else [
         file_problem("XSD_UNAVAILABLE", f"XSD checks skipped: {why}", file, model.graph.line)]
     return Read(model, _size(weights), diagnostics, problems)
+
+
+_IDENTITY_CODES = frozenset({"DUPLICATE_LAYER_ID", "EDGE_UNKNOWN_LAYER"})
+
+
+def _breaks_identity(model: Model, problems: list[Diagnostic]) -> bool:
+    """Might the file break one of the schema's identity constraints, which the streamed
+    read does not check (``xsd.load_stream_schema``)? A layer id used twice in a graph or
+    an edge naming a missing layer (the lenient reader reports both, in bodies too), or
+    a port id used twice in a layer. Never false when one is broken; true in a few files
+    the constraints let pass (an edge of a body naming a missing layer), which then cost
+    a second read only."""
+    if any(p.code in _IDENTITY_CODES for p in problems):
+        return True
+    for _, layer in model.graph.walk():
+        ports = layer.inputs + layer.outputs
+        if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
+            return True
+    return False
 
 
 def _read_tree(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) -> Read:

@@ -38,10 +38,20 @@ def find_schema(version: int) -> Path | None:
 
 
 @functools.cache
-def _compile(path: Path, mtime_ns: int) -> etree.XMLSchema:
+def _compile(path: Path, mtime_ns: int, constraints: bool = True) -> etree.XMLSchema:
     # Keyed by mtime too, so a schema edited during a session is recompiled.
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
-    return etree.XMLSchema(etree.parse(str(path), parser))
+    tree = etree.parse(str(path), parser)
+    if not constraints:
+        for el in tree.iter(*IDENTITY_CONSTRAINTS):
+            el.getparent().remove(el)
+    return etree.XMLSchema(tree)
+
+
+_XS = "{http://www.w3.org/2001/XMLSchema}"
+IDENTITY_CONSTRAINTS = (f"{_XS}key", f"{_XS}keyref", f"{_XS}unique")
+"""The schema's identity constraints: layer ids unique in each graph, the net's edges
+naming layers that exist, port ids unique in each layer."""
 
 
 def load_schema(version: int) -> tuple[etree.XMLSchema | None, str | None]:
@@ -54,6 +64,22 @@ def load_schema(version: int) -> tuple[etree.XMLSchema | None, str | None]:
         return _compile(path, path.stat().st_mtime_ns), None
     except (etree.XMLSchemaParseError, etree.XMLSyntaxError, OSError) as err:
         return None, f"schema {path} does not compile: {err}"
+
+
+def load_stream_schema(version: int) -> tuple[etree.XMLSchema | None, str | None]:
+    """``load_schema`` without its identity constraints (``IDENTITY_CONSTRAINTS``): the
+    schema the streamed first read checks. libxml2 keeps a table of every key it checks,
+    which made them 3 of the 5 s the schema took on an IR of 10^5 layers (the whole read
+    and the rules: 12 s). What they check the reader and ``reading`` see again after the
+    stream, and a file where any of it fails is read a second time, as a whole tree
+    against the whole schema, so the diagnostics are those the whole schema gives."""
+    path = find_schema(version)
+    if path is None:
+        return load_schema(version)
+    try:
+        return _compile(path, path.stat().st_mtime_ns, False), None
+    except (etree.XMLSchemaParseError, etree.XMLSyntaxError, OSError):
+        return load_schema(version)
 
 
 def _layer_context(el: etree._Element | None) -> tuple[int | None, str | None, str]:

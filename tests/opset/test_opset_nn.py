@@ -975,11 +975,14 @@ def test_cells(clip: float) -> None:
 
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
 @pytest.mark.parametrize("clip", [0.0, 0.5])
-def test_sequences(direction: str, clip: float) -> None:
+@pytest.mark.parametrize("full", [False, True])
+def test_sequences(direction: str, clip: float, full: bool) -> None:
+    """Short sequences (masked steps) and every sequence full length (the kernel's
+    unmasked form, what converters emit)."""
     dirs = 2 if direction == "bidirectional" else 1
     x, h, c = rand(3, 4, 5), rand(3, dirs, 2), rand(3, dirs, 2)
     px, ph, pc = param(x.shape), param(h.shape), param(c.shape)
-    lengths = const([4, 2, 3], np.int32)
+    lengths = const([4, 4, 4] if full else [4, 2, 3], np.int32)
     w1, r1, b1 = (const(a, np.float32) for a in _rnn_weights(1, 5, 2, dirs))
     w3, r3, b3 = (const(a, np.float32) for a in _rnn_weights(3, 5, 2, dirs))
     w4, r4, b4 = (const(a, np.float32) for a in _rnn_weights(4, 5, 2, dirs))

@@ -29,16 +29,20 @@ DEPLOYMENT = REPO / "bench" / "deployment_irs.py"
 
 def test_deployment_irs_over_two_fixtures() -> None:
     """The bench's table over a stateless and a stateful checked-in IR: every column filled,
-    and the stateful one's runtime cell irtool's one-line reason or a match."""
+    the stateful one's runtime cell irtool's one-line reason or a match, and the timing
+    columns (irtool, OpenVINO, their ratio) numbers where irtool runs the IR."""
     proc = subprocess.run([sys.executable, str(DEPLOYMENT), "--fixtures", "--only",
-                           "cnn_torch,gpt2_stateful"], capture_output=True, text=True,
-                          timeout=300)
+                           "cnn_torch,gpt2_stateful", "--repeats", "2"], capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")
             for line in proc.stdout.splitlines() if line.startswith("| ") and "---" not in line}
     assert set(rows) == {"IR", "cnn_torch", "gpt2_stateful"}
-    assert all(len(cells) == 9 for cells in rows.values())
+    assert all(len(cells) == 12 for cells in rows.values())
     assert rows["cnn_torch"][3] == "clean" and rows["cnn_torch"][6].startswith("match")
+    ours, theirs, ratio = (float(c.strip(" |")) for c in rows["cnn_torch"][9:12])
+    assert ours > 0 and theirs > 0 and abs(ratio - ours / theirs) < 0.01 * ratio + 0.01
+    assert "geomean" in proc.stdout and "CPU:" in proc.stdout
     assert rows["gpt2_stateful"][2] == "5"
     assert rows["gpt2_stateful"][6].startswith(("match", "irtool: gpt2_stateful.xml: layer"))
 
