@@ -84,10 +84,10 @@ class IRValidationError(IRToolError):
             err.diagnostics = []
             return err
         first = errors[0]
-        text = first.what()
+        text = f"{first.severity}: {first.what()}"  # the line validate prints, as it does
         if len(errors) > 1:
             text += f" (and {len(errors) - 1} more error(s): irtool validate lists them all)"
-        err = cls(text, file=first.file or "<model>", line=first.line or 0)
+        err = cls(text, file=first.file or "<model>", line=first.line)
         err.diagnostics = list(errors)
         return err
 
