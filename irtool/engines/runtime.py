@@ -38,20 +38,11 @@ class IrtoolEngine(Engine):
         return executor.run(feed)
 
 
-class IrtoolSessionEngine(Engine):
+class IrtoolSessionEngine(IrtoolEngine):
     """irtool's runtime over consecutive steps of one session (``CompiledModel``), its
     variables kept from step to step. Inputs and outputs are the whole session, flattened
     by ``flatten_steps``; each step's outputs also hold the value of every variable after
     it, keyed ``STATE_KEY + variable id`` (as ``OpenVINOSessionEngine(states=True)``)."""
-
-    name = "irtool"
-
-    def __init__(self, model_or_path: Model | str | os.PathLike[str],
-                 max_iterations: int | None = None, optimize: bool = True) -> None:
-        self.model_or_path = model_or_path
-        self.max_iterations = max_iterations
-        self.optimize = optimize
-        self.applied: dict[str, int] = {}
 
     def _run(self, inputs: Feed) -> dict[str, np.ndarray]:
         from ..runtime.session import CompiledModel

@@ -742,17 +742,10 @@ class _Search:
             if ours is None or theirs is None:
                 rows.append(Comparison(name, "missing"))
                 continue
-            if level.iterates:
-                depth = len(rec.prefix)
-                pos = next((n for n, (its, _) in enumerate(ours) if its[depth] == iteration),
-                           None)
-                if pos is None or np.ndim(theirs) == 0 or pos >= np.shape(theirs)[0]:
-                    rows.append(Comparison(name, "missing"))
-                    continue
-                mine, other = ours[pos][1], np.asarray(theirs)[pos]
-            else:
-                mine, other = ours[0][1], theirs
-            rows.append(compare(name, other, mine, rtol=self.rtol, atol=self.atol))
+            rows.append(traced_against(name, ours, theirs, iterates=level.iterates,
+                                       depth=len(rec.prefix), iteration=iteration,
+                                       traced_is_reference=True, rtol=self.rtol,
+                                       atol=self.atol))
         return rows
 
     def _finding(self, level: _Level, hops: list[Hop], layer: Layer,
@@ -1013,3 +1006,24 @@ def _folder(folder: str | Path | None) -> Iterator[Path]:
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "Finding", "Hop", "Localization", "describe_row",
            "localize", "localize_failure", "parse_size"]
+
+
+def traced_against(name: str, traced: list[tuple[tuple[int, ...], np.ndarray]],
+                   other: np.ndarray, *, iterates: bool, depth: int, iteration: int | None,
+                   traced_is_reference: bool, rtol: float | None,
+                   atol: float | None) -> Comparison:
+    """irtool's traced values of one port (``(iterations, value)`` pairs, as a ``Tracer``
+    records them) against another engine's value of it: in a loop body (``iterates``), at
+    ``iteration`` of the loop ``depth`` levels in (``other`` then stacked over that loop's
+    iterations, as an exposed output concatenates them), else its only value. ``missing``
+    when the other engine has no value for that iteration."""
+    if iterates:
+        pos = next((n for n, (its, _) in enumerate(traced) if its[depth] == iteration), None)
+        if pos is None or np.ndim(other) == 0 or pos >= np.shape(other)[0]:
+            return Comparison(name, "missing")
+        mine, theirs = traced[pos][1], np.asarray(other)[pos]
+    else:
+        mine, theirs = traced[0][1], other
+    if traced_is_reference:
+        return compare(name, theirs, mine, rtol=rtol, atol=atol)
+    return compare(name, mine, theirs, rtol=rtol, atol=atol)

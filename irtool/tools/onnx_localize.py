@@ -37,6 +37,7 @@ from .localize import (
     Progress,
     Recorder,
     run_traced,
+    traced_against,
 )
 
 if TYPE_CHECKING:
@@ -312,16 +313,9 @@ class _Search:
             if ours is None or ref is None:
                 rows.append(Comparison(t, "missing"))
                 continue
-            if level.iterates:
-                pos = next((n for n, (its, _) in enumerate(ours) if its[depth] == iteration),
-                           None)
-                if pos is None or pos >= np.shape(ref)[0]:
-                    rows.append(Comparison(t, "missing"))
-                    continue
-                mine, other = ours[pos][1], np.asarray(ref)[pos]
-            else:
-                mine, other = ours[0][1], ref
-            rows.append(compare(t, mine, other, rtol=self.rtol, atol=self.atol))
+            rows.append(traced_against(t, ours, ref, iterates=level.iterates, depth=depth,
+                                       iteration=iteration, traced_is_reference=False,
+                                       rtol=self.rtol, atol=self.atol))
         return rows
 
     def _finding(self, level: _Level, hops: list[Hop], node: onnx.NodeProto | None,

@@ -80,3 +80,20 @@ def rnn_loop_model() -> onnx.ModelProto:
                       initializers=[numpy_helper.from_array(w, "W"),
                                     numpy_helper.from_array(u, "U"),
                                     numpy_helper.from_array(np.array(0, np.int64), "zero")])
+
+
+def if_on_a_random_draw(seed: float = 3.0) -> onnx.ModelProto:
+    """``Y = 1.0 if U < 0.5 else 0.0`` of a draw ``U`` (``RandomUniform`` of shape [1],
+    seeded), both outputs: an If whose branch each call's own draw picks (the If named
+    ``pick``)."""
+    def constant(name: str, value: float) -> onnx.GraphProto:
+        node = h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", T.FLOAT,
+                                                                       [], [value]))
+        return h.make_graph([node], name, [], [vi(name, np.float32, [])])
+
+    nodes = [h.make_node("RandomUniform", [], ["U"], shape=[1], seed=seed),
+             h.make_node("Constant", [], ["half"], value=h.make_tensor("h", T.FLOAT, [], [0.5])),
+             h.make_node("Less", ["U", "half"], ["c"]),
+             h.make_node("If", ["c"], ["Y"], then_branch=constant("one", 1.0),
+                         else_branch=constant("zero", 0.0), name="pick")]
+    return make_model(nodes, [], [vi("Y", np.float32, []), vi("U", np.float32, [1])])

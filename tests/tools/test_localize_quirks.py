@@ -17,6 +17,7 @@ import openvino.opset13 as ops
 import pytest
 from onnx import TensorProto, helper
 from support.conversion import make_model, vi
+from support.onnx_models import if_on_a_random_draw
 
 import irtool
 
@@ -184,19 +185,7 @@ def test_a_seeded_random_draw_in_a_loop_body(tmp_path: Path) -> None:
 def test_an_if_on_a_random_draw(tmp_path: Path) -> None:
     """The plugin takes the then-branch whatever the draw: over the calls of a session,
     the first whose draw is 0.5 or more parts there, at the If (its condition agrees)."""
-    then = helper.make_graph([helper.make_node("Constant", [], ["one"], value=helper
-                                               .make_tensor("o", TensorProto.FLOAT, [], [1.0]))],
-                             "then", [], [vi("one", F32, [])])
-    other = helper.make_graph([helper.make_node("Constant", [], ["zero"], value=helper
-                                                .make_tensor("z", TensorProto.FLOAT, [], [0.0]))],
-                              "else", [], [vi("zero", F32, [])])
-    half = helper.make_node("Constant", [], ["half"], value=helper.make_tensor(
-        "h", TensorProto.FLOAT, [], [0.5]))
-    nodes = [helper.make_node("RandomUniform", [], ["U"], shape=[1], seed=3.0), half,
-             helper.make_node("Less", ["U", "half"], ["c"]),
-             helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other,
-                              name="pick")]
-    model = make_model(nodes, [], [vi("Y", F32, []), vi("U", F32, [1])])
+    model = if_on_a_random_draw(3.0)
     xml = irtool.save(irtool.convert(model), tmp_path / "pick.xml")
     steps = [{} for _ in range(8)]
     draws = [float(s["U"][0]) for s in irtool.run_steps(xml, steps)]

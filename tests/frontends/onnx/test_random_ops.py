@@ -21,6 +21,7 @@ import openvino as ov
 import pytest
 from onnx import TensorProto, helper
 from support.conversion import make_model, run_onnxruntime, vi
+from support.onnx_models import if_on_a_random_draw
 from support.quirks import QuirkRecorder
 
 import irtool
@@ -280,18 +281,7 @@ def test_an_if_on_a_random_draw_is_decided_on_every_call(tmp_path: Path,
     takes the branch its own draw picks (the draws are OpenVINO's). OpenVINO's CPU plugin
     takes the then-branch on every call whatever the draw, on irtool's IR and on its own
     conversion: recorded (docs/openvino-quirks.md, tests/support/quirks.py)."""
-    then = helper.make_graph([helper.make_node("Constant", [], ["one"], value=helper
-                                               .make_tensor("o", TensorProto.FLOAT, [], [1.0]))],
-                             "then", [], [vi("one", F32, [])])
-    other = helper.make_graph([helper.make_node("Constant", [], ["zero"], value=helper
-                                                .make_tensor("z", TensorProto.FLOAT, [], [0.0]))],
-                              "else", [], [vi("zero", F32, [])])
-    half = helper.make_node("Constant", [], ["half"], value=helper.make_tensor(
-        "h", TensorProto.FLOAT, [], [0.5]))
-    nodes = [helper.make_node("RandomUniform", [], ["U"], shape=[1], seed=SEED), half,
-             helper.make_node("Less", ["U", "half"], ["c"]),
-             helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)]
-    model = make_model(nodes, [], [vi("Y", F32, []), vi("U", F32, [1])])
+    model = if_on_a_random_draw(SEED)
     ir = irtool.convert(model)
     assert [layer.type for layer in ir.graph.layers if layer.type == "If"] == ["If"]
     import onnxruntime as ort
