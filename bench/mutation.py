@@ -101,9 +101,13 @@ WRITER_TESTS = (*IR_TESTS, "tests/ir/test_save_streaming.py",
 
 # The loop facts: the vectoriser's and the sliced-input pass's proofs (trip count, purity,
 # exact casts) and the converter's iteration-number slices (offset_from).
-LOOP_FACTS_TESTS = ("tests/passes/test_vectorize_soundness.py", "tests/passes/test_vectorize.py",
-                    "tests/passes/test_slice_inputs.py",
+LOOP_FACTS_TESTS = ("tests/passes/test_loop_facts.py", "tests/passes/test_vectorize_soundness.py",
+                    "tests/passes/test_vectorize.py", "tests/passes/test_slice_inputs.py",
                     "tests/frontends/onnx/test_iteration_slices.py")
+
+# Sessions: the variables kept from step to step (against OpenVINO's infer request) and the
+# random generators that move on from call to call.
+SESSION_TESTS = ("tests/runtime/test_session.py", "tests/frontends/onnx/test_random_ops.py")
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,10 @@ MODULES = (
     Module("irtool/ir/serde/xml_writer.py", WRITER_TESTS),
     # Issue 21's modules never mutated before, in its order.
     Module("irtool/passes/loop_facts.py", LOOP_FACTS_TESTS),
+    Module("irtool/passes/pool_fusion.py", ("tests/passes/test_pool_fusion.py",)),
+    Module("irtool/runtime/session.py", SESSION_TESTS),
+    Module("irtool/runtime/variables.py", SESSION_TESTS),
+    Module("irtool/passes/decompression.py", ("tests/opset/test_low_precision.py",)),
 )
 
 # mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code, but

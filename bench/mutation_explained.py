@@ -96,7 +96,58 @@ _ENTRY_KEY = ("equivalent: the id's attribute then also lands in PortMapEntry.ex
               "file's own spelling of the number int() read (irtool changes the ids only of "
               "entries its builder makes, never of entries read); every reader reads the same")
 
+_LF = "irtool.passes.loop_facts."
+_NO_SUCH_TYPE = ("equivalent: element_type() knows none of '', None and 'XXXX' (KeyError for "
+                 "each), so a Convert without destination_type is not proven exact either way")
+_NO_AXES_INPUT = ("equivalent: a Slice of 4 inputs or fewer has no input 4, so "
+                  "input_source(graph, pick, 4) is None and const_of(graph, None) is None, the "
+                  "value the else branch gives")
+_ONE_ELEMENT_INT = ("equivalent: the value has exactly one element (checked just before), and "
+                    "reshape(1) or reshape(-2) of a one-element array gives the same [x] as "
+                    "reshape(-1)")
+
 EXPLAINED: dict[str, Note] = {
+    **{_LF + f"x__exact__mutmut_{n}": Note(line, _NO_SUCH_TYPE) for n, line in (
+        (4, '"destination_type", None)'), (6, '"destination_type", )'),
+        (9, '"destination_type", "XXXX")'),
+    )},
+    **{_LF + f"x__slice_index__mutmut_{n}": Note(line, _NO_AXES_INPUT) for n, line in (
+        (42, "if (len(pick.inputs) > 4) or True else None"),
+        (54, "if len(pick.inputs) >= 4 else None"),
+    )},
+    _LF + "x__slice_index__mutmut_98": Note(
+        "0 <= begin <= rank and end == begin + 1",
+        "equivalent: end is min(..., rank), so end == begin + 1 already needs begin < rank"),
+    _LF + "x__source_type__mutmut_25": Note(
+        "if produced is None and (declared",
+        "equivalent: when produced is None the function returns None whichever branch it "
+        "takes (the early return, or `return produced`)"),
+    _LF + "x_exact_convert__mutmut_44": Note(
+        'if source.kind == "float" or target.kind == "float":',
+        "equivalent: an integer source returned in the branches above, so the mutant only adds "
+        "a boolean, string or dynamic source into a float, for which the float branch answers "
+        "False too (its name is neither bf16 nor in (f16, f32, f64))"),
+    _LF + "x_exact_convert__mutmut_72": Note(
+        "order.index(target.name) > order.index(source.name)",
+        "equivalent: equal indices in (f16, f32, f64) mean the same type, which returned True "
+        "at `source == target` before"),
+    _LF + "x_offset_from__mutmut_24": Note(
+        "limit = bound if (limit is None) or True else",
+        "equivalent on IR whose ports declare what their layers compute (the executor checks "
+        "every declaration when it runs): walking back from the end, Add/Subtract/Reshape keep "
+        "their input's type and an exact Convert's input is narrower or the same, so each "
+        "port's bound is at most the one before it and the last bound is the minimum"),
+    _LF + "x_scalar_int__mutmut_7": Note(
+        '"XXiuXX"',
+        "equivalent: a dtype's kind is one letter, and no kind is X: `kind in \"XXiuXX\"` is "
+        "`kind in \"iu\"`"),
+    _LF + "x_scalar_int__mutmut_11": Note("value.reshape(+1)", _ONE_ELEMENT_INT),
+    _LF + "x_scalar_int__mutmut_12": Note("value.reshape(-2)", _ONE_ELEMENT_INT),
+    _LF + "x_const_of__mutmut_5": Note(
+        'if layer.type != "Const" and layer.const is None:',
+        "equivalent: only Const layers hold data (the reader reads a .bin slice for a Const "
+        "alone, the builder's const() makes Consts), so a layer with data is a Const; a Const "
+        "without data raises ValueError in const_value, caught, giving the same None"),
     _IT + "x_slice_bounds__mutmut_56": Note(
         "if length > part and (length - part) % step:",
         "equivalent: the two conditions differ only when length == part, where "
