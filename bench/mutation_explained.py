@@ -106,7 +106,30 @@ _ONE_ELEMENT_INT = ("equivalent: the value has exactly one element (checked just
                     "reshape(1) or reshape(-2) of a one-element array gives the same [x] as "
                     "reshape(-1)")
 
+_PF = "irtool.passes.pool_fusion."
+_ET_KIND = ("equivalent: a port's precision is an ElementType or None (checked first), and "
+            "every ElementType has a kind, so getattr's default is never used")
+
 EXPLAINED: dict[str, Note] = {
+    _PF + "x__commuting__mutmut_57": Note(
+        "bias.ndim > spatial + 3",
+        "equivalent on IR a MaxPool accepts: a bias of spatial + 3 dims makes the Add's "
+        "output, the pool's input, of rank spatial + 3 or more, where a MaxPool whose kernel "
+        "has `spatial` axes takes rank spatial + 2; and with the computed input declared of "
+        "that rank _keeps_shape refuses the longer bias anyway"),
+    _PF + "x__commuting__mutmut_35": Note(
+        '"auto_broadcast", "NUMPY").lower()',
+        "equivalent: the default is lower-cased before the comparison, so \"NUMPY\" is "
+        "\"numpy\""),
+    _PF + "x__floats__mutmut_3": Note(
+        "if (len(layer.outputs) == 1) or True else None",
+        "equivalent: the step produces the slot the pool (or the next step) reads, so it has "
+        "an output; with more than one, _commuting refuses it right after "
+        "(len(step.outputs) != 1) whatever _floats says"),
+    **{_PF + f"x__floats__mutmut_{n}": Note(line, _ET_KIND) for n, line in (
+        (11, 'getattr(et, "kind", None)'), (14, 'getattr(et, "kind", )'),
+        (17, 'getattr(et, "kind", "XXXX")'),
+    )},
     **{_LF + f"x__exact__mutmut_{n}": Note(line, _NO_SUCH_TYPE) for n, line in (
         (4, '"destination_type", None)'), (6, '"destination_type", )'),
         (9, '"destination_type", "XXXX")'),
