@@ -110,7 +110,40 @@ _PF = "irtool.passes.pool_fusion."
 _ET_KIND = ("equivalent: a port's precision is an ElementType or None (checked first), and "
             "every ElementType has a kind, so getattr's default is never used")
 
+_RV = "irtool.runtime.variables."
+_BOUND_IN_RUN = ("equivalent: the ReadValue, Assign and RandomUniform kernels read and write "
+                 "written and draws only inside Variables.run, which binds both before the "
+                 "plan runs and puts {} back after")
+_DYNAMIC_TYPE = ("equivalent: the variable's declared type is read only by the session's "
+                 "_checked_value, which checks the dtype only when the type has one; a "
+                 "dynamic port type has none (dtype None), so taking it is the same as "
+                 "taking None (any)")
+
 EXPLAINED: dict[str, Note] = {
+    _RV + "xǁVariablesǁ__init____mutmut_1": Note(
+        "self.values: Mapping[str, np.ndarray] = None",
+        "equivalent: only a ReadValue kernel reads values, and only inside Variables.run, "
+        "which binds values before the plan runs and puts {} back after"),
+    **{_RV + f"xǁVariablesǁ__init____mutmut_{n}": Note(line, _BOUND_IN_RUN) for n, line in (
+        (2, "self.written: dict[str, np.ndarray] = None"),
+        (3, "self.draws: dict[str, int] = None"),
+    )},
+    _RV + "xǁVariablesǁ__init____mutmut_7": Note(
+        "self.used = None",
+        "equivalent: used is only read for its truth value (Executor._run), and None is "
+        "false like False"),
+    _RV + "xǁVariablesǁ__init____mutmut_8": Note(
+        "self.used = True",
+        "equivalent in values: a plan without ReadValue, Assign or RandomUniform then runs "
+        "inside Variables.run's binding instead of the stateless one; its kernels read and "
+        "write none of the store, so only the lock taken and the empty dicts bound differ"),
+    _RV + "x_compile_read_value__mutmut_10": Note(
+        ".append(None)",
+        "equivalent: what readers lists per variable is never read; only its keys are "
+        "(Variables.ids, the variable ids in compile order)"),
+    **{_RV + f"x_compile_read_value__mutmut_{n}": Note(line, _DYNAMIC_TYPE) for n, line in (
+        (27, 'port.precision.kind != "XXdynamicXX"'), (28, 'port.precision.kind != "DYNAMIC"'),
+    )},
     _PF + "x__commuting__mutmut_57": Note(
         "bias.ndim > spatial + 3",
         "equivalent on IR a MaxPool accepts: a bias of spatial + 3 dims makes the Add's "
