@@ -139,6 +139,15 @@ MODULES = (
     Module("irtool/runtime/session.py", SESSION_TESTS),
     Module("irtool/runtime/variables.py", SESSION_TESTS),
     Module("irtool/passes/decompression.py", ("tests/opset/test_low_precision.py",)),
+    # Issue 21's modules not run yet (the next session's: the command in docs/mutation.md).
+    Module("irtool/passes/vectorize.py", ("tests/passes/test_vectorize.py",
+                                          "tests/passes/test_vectorize_soundness.py")),
+    Module("irtool/passes/constant_folding.py", ("tests/passes/test_pool_fusion.py",
+                                                 "tests/passes/test_pipelines.py",
+                                                 "tests/opset/test_low_precision.py")),
+    Module("irtool/frontends/onnx/sequences.py",
+           ("tests/frontends/onnx/test_convert_sequences.py",)),
+    Module("irtool/frontends/onnx/ops/ml_trees.py", ("tests/frontends/onnx/test_onnx_ml.py",)),
 )
 
 # mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code, but
