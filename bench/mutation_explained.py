@@ -131,7 +131,53 @@ _SHADOW_F64 = ("equivalent: a shadow computed in f64 instead of f32 is cast to f
 _COPY = ("equivalent: astype's copy flag only decides whether an array already f32 is copied; "
          "the shadow's values are the same and nothing writes to it")
 
+_CF = "irtool.passes.constant_folding."
+_PARAMETER_TAKEN = ("equivalent: a Parameter (for mutant 15 also a control-flow layer, or a "
+                    "layer past the limit) then goes into order: evaluate gives None for a "
+                    "Parameter (its kernel has no value without a run) and for control flow "
+                    "(make_op knows no Loop, TensorIterator or If), and a layer past the "
+                    "limit has its inputs unvisited, missing from values; constant_value "
+                    "gives None as the original does")
+_CONST_NO_INPUTS = ("equivalent: a Const has no inputs, so the loop over its inputs does "
+                    "nothing either way and it goes into order the same")
+
 EXPLAINED: dict[str, Note] = {
+    _CF + "x__fold__mutmut_16": Note(
+        "if len(outs) == 1 or any(slot in exact for slot in ins):",
+        "equivalent: every layer a decompression chain goes through (Convert, Subtract, "
+        "Multiply, Reshape, Unsqueeze, Squeeze, Transpose) has one output, and fold gives "
+        "None for any other, so a step of several outputs is never folded either way"),
+    **{_CF + f"x_constant_value__mutmut_{n}": Note(line, _CONST_NO_INPUTS) for n, line in (
+        (18, 'if layer.type != "XXConstXX"'), (19, 'if layer.type != "const"'),
+        (20, 'if layer.type != "CONST"'),
+    )},
+    **{_CF + f"x_constant_value__mutmut_{n}": Note(line, _PARAMETER_TAKEN) for n, line in (
+        (9, 'if layer.type == "Parameter" and layer.bodies'),
+        (11, 'if layer.type == "XXParameterXX"'), (12, 'if layer.type == "parameter"'),
+        (13, 'if layer.type == "PARAMETER"'), (15, "return True"),
+    )},
+    _CF + "x_constant_value__mutmut_33": Note(
+        "return True",
+        "equivalent: a layer whose input could not be visited then goes into order without "
+        "that input's producer, and the evaluation loop finds that source missing from "
+        "values and returns None, as the original does at once"),
+    _CF + "x_constant_value__mutmut_56": Note(
+        "if src is None and src not in values:",
+        "equivalent: a layer is in order only after every producer of its inputs is (visit "
+        "returns False otherwise, and constant_value gives None before evaluating), so every "
+        "source is connected and already in values"),
+    _CF + "x_evaluate__mutmut_14": Note(
+        "with np.errstate(all=None):",
+        "equivalent: numpy's error state only decides whether an overflow or a division by "
+        "zero warns; the values folded are the same"),
+    _CF + "x_fold_step__mutmut_32": Note(
+        "value.flags.writeable = None",
+        "equivalent: numpy reads the flag by its truth value, so None makes the array "
+        "read-only as False does"),
+    _CF + "xǁFoldDecompressionǁapply__mutmut_6": Note(
+        "steps_on_constants=None",
+        "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
+        "false like False"),
     _DC + "x_exact_source__mutmut_2": Note(
         'et.kind not in ("float", "int", "uint") and et.bitwidth > 16',
         _OV_WIDER.format("an f32 weight converted to f16 then scaled, and a boolean one with "
