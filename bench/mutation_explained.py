@@ -96,7 +96,217 @@ _ENTRY_KEY = ("equivalent: the id's attribute then also lands in PortMapEntry.ex
               "file's own spelling of the number int() read (irtool changes the ids only of "
               "entries its builder makes, never of entries read); every reader reads the same")
 
+_LF = "irtool.passes.loop_facts."
+_NO_SUCH_TYPE = ("equivalent: element_type() knows none of '', None and 'XXXX' (KeyError for "
+                 "each), so a Convert without destination_type is not proven exact either way")
+_NO_AXES_INPUT = ("equivalent: a Slice of 4 inputs or fewer has no input 4, so "
+                  "input_source(graph, pick, 4) is None and const_of(graph, None) is None, the "
+                  "value the else branch gives")
+_ONE_ELEMENT_INT = ("equivalent: the value has exactly one element (checked just before), and "
+                    "reshape(1) or reshape(-2) of a one-element array gives the same [x] as "
+                    "reshape(-1)")
+
+_PF = "irtool.passes.pool_fusion."
+_ET_KIND = ("equivalent: a port's precision is an ElementType or None (checked first), and "
+            "every ElementType has a kind, so getattr's default is never used")
+
+_RV = "irtool.runtime.variables."
+_BOUND_IN_RUN = ("equivalent: the ReadValue, Assign and RandomUniform kernels read and write "
+                 "written and draws only inside Variables.run, which binds both before the "
+                 "plan runs and puts {} back after")
+_DYNAMIC_TYPE = ("equivalent: the variable's declared type is read only by the session's "
+                 "_checked_value, which checks the dtype only when the type has one; a "
+                 "dynamic port type has none (dtype None), so taking it is the same as "
+                 "taking None (any)")
+
+_DC = "irtool.passes.decompression."
+_OV_WIDER = ("not equivalent, and not pinned: it differs only where irtool and OpenVINO's CPU "
+             "plugin already differ (measured with openvino 2026.4.1 on {}: the plugin "
+             "computes in f32 where irtool keeps the spec's f16 steps); a test awaits the "
+             "decision whether irtool follows the plugin there too")
+_SHADOW_F64 = ("equivalent: a shadow computed in f64 instead of f32 is cast to f32 after each "
+               "Subtract or Multiply it feeds; each of them computes one exact operation on "
+               "values f32 holds exactly (a product of two of them fits f64's 53 bits), so "
+               "rounding once from the exact result gives the same f32")
+_COPY = ("equivalent: astype's copy flag only decides whether an array already f32 is copied; "
+         "the shadow's values are the same and nothing writes to it")
+
+_CF = "irtool.passes.constant_folding."
+_PARAMETER_TAKEN = ("equivalent: a Parameter (for mutant 15 also a control-flow layer, or a "
+                    "layer past the limit) then goes into order: evaluate gives None for a "
+                    "Parameter (its kernel has no value without a run) and for control flow "
+                    "(make_op knows no Loop, TensorIterator or If), and a layer past the "
+                    "limit has its inputs unvisited, missing from values; constant_value "
+                    "gives None as the original does")
+_CONST_NO_INPUTS = ("equivalent: a Const has no inputs, so the loop over its inputs does "
+                    "nothing either way and it goes into order the same")
+
 EXPLAINED: dict[str, Note] = {
+    _CF + "x__fold__mutmut_16": Note(
+        "if len(outs) == 1 or any(slot in exact for slot in ins):",
+        "equivalent: every layer a decompression chain goes through (Convert, Subtract, "
+        "Multiply, Reshape, Unsqueeze, Squeeze, Transpose) has one output, and fold gives "
+        "None for any other, so a step of several outputs is never folded either way"),
+    **{_CF + f"x_constant_value__mutmut_{n}": Note(line, _CONST_NO_INPUTS) for n, line in (
+        (18, 'if layer.type != "XXConstXX"'), (19, 'if layer.type != "const"'),
+        (20, 'if layer.type != "CONST"'),
+    )},
+    **{_CF + f"x_constant_value__mutmut_{n}": Note(line, _PARAMETER_TAKEN) for n, line in (
+        (9, 'if layer.type == "Parameter" and layer.bodies'),
+        (11, 'if layer.type == "XXParameterXX"'), (12, 'if layer.type == "parameter"'),
+        (13, 'if layer.type == "PARAMETER"'), (15, "return True"),
+    )},
+    _CF + "x_constant_value__mutmut_33": Note(
+        "return True",
+        "equivalent: a layer whose input could not be visited then goes into order without "
+        "that input's producer, and the evaluation loop finds that source missing from "
+        "values and returns None, as the original does at once"),
+    _CF + "x_constant_value__mutmut_56": Note(
+        "if src is None and src not in values:",
+        "equivalent: a layer is in order only after every producer of its inputs is (visit "
+        "returns False otherwise, and constant_value gives None before evaluating), so every "
+        "source is connected and already in values"),
+    _CF + "x_evaluate__mutmut_14": Note(
+        "with np.errstate(all=None):",
+        "equivalent: numpy's error state only decides whether an overflow or a division by "
+        "zero warns; the values folded are the same"),
+    _CF + "x_fold_step__mutmut_32": Note(
+        "value.flags.writeable = None",
+        "equivalent: numpy reads the flag by its truth value, so None makes the array "
+        "read-only as False does"),
+    _CF + "xǁFoldDecompressionǁapply__mutmut_6": Note(
+        "steps_on_constants=None",
+        "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
+        "false like False"),
+    _DC + "x_exact_source__mutmut_2": Note(
+        'et.kind not in ("float", "int", "uint") and et.bitwidth > 16',
+        _OV_WIDER.format("an f32 weight converted to f16 then scaled, and a boolean one with "
+                         "a zero point, which this mutant folds as chains")),
+    _DC + "x_exact_source__mutmut_3": Note(
+        'if et is None and et.kind not in ("float", "int", "uint")',
+        _OV_WIDER.format("a boolean weight converted to f16 with a zero point and a scale, "
+                         "which this mutant folds as a chain (every Const has an element "
+                         "type, so et is never None here)")),
+    _DC + "x_exact_source__mutmut_13": Note(
+        "or et.bitwidth > 17:",
+        "equivalent: no element type has 17 bits, so > 16 and > 17 agree on all of them"),
+    _DC + "x_exact_source__mutmut_14": Note("np.asarray(value).astype(None)", _SHADOW_F64),
+    _DC + "x_fold__mutmut_3": Note(
+        "or len(consts) != len(layer.inputs) and not consts:",
+        "equivalent: fold is only called for a step one of whose inputs has a shadow, so "
+        "consts is never empty, and it has one entry per input of the layer"),
+    _DC + "x_fold__mutmut_20": Note(
+        'if target.name == "f32" or chained[0]:',
+        _OV_WIDER.format("a chain converted to i32: irtool truncates the f16-rounded "
+                         "product (6 where the plugin gives 5), and this mutant would give "
+                         "the f32 product unconverted")),
+    _DC + "x_fold__mutmut_35": Note(
+        "if (layer.type, layer.version) not in _CHAIN and not any(chained):",
+        _OV_WIDER.format("an Add of an f16 bias after the scale, which this mutant folds "
+                         "into the chain")),
+    **{_DC + f"x_fold__mutmut_{n}": Note(line, _OV_WIDER.format(
+        "a scale that is itself a folded Multiply of two f16 constants (a constant without "
+        "a shadow), which this mutant multiplies in f32")) for n, line in (
+        (46, "if exact[0] is None and exact[1] is None:"),
+        (47, "if exact[1] is None or exact[1] is None:"),
+    )},
+    _DC + "x_fold__mutmut_51": Note(
+        "elif exact[0] is None and not chained[0]:",
+        "equivalent: any(chained) holds here, and only the data input of a Reshape, "
+        "Unsqueeze, Squeeze or Transpose can be chained (the others are integer shapes, axes "
+        "or permutations, never a Convert to f16 or bf16); a chained value has a shadow"),
+    _DC + "x_fold__mutmut_64": Note(
+        "with np.errstate(all=None):",
+        "equivalent: numpy's error state only decides whether an overflow to inf warns; the "
+        "values are the same"),
+    **{_DC + f"x_fold__mutmut_{n}": Note(line, _COPY) for n, line in (
+        (74, "shadow.astype(_F32, copy=None)"), (76, "shadow.astype(_F32, )"),
+        (77, "shadow.astype(_F32, copy=True)"),
+    )},
+    _RV + "xǁVariablesǁ__init____mutmut_1": Note(
+        "self.values: Mapping[str, np.ndarray] = None",
+        "equivalent: only a ReadValue kernel reads values, and only inside Variables.run, "
+        "which binds values before the plan runs and puts {} back after"),
+    **{_RV + f"xǁVariablesǁ__init____mutmut_{n}": Note(line, _BOUND_IN_RUN) for n, line in (
+        (2, "self.written: dict[str, np.ndarray] = None"),
+        (3, "self.draws: dict[str, int] = None"),
+    )},
+    _RV + "xǁVariablesǁ__init____mutmut_7": Note(
+        "self.used = None",
+        "equivalent: used is only read for its truth value (Executor._run), and None is "
+        "false like False"),
+    _RV + "xǁVariablesǁ__init____mutmut_8": Note(
+        "self.used = True",
+        "equivalent in values: a plan without ReadValue, Assign or RandomUniform then runs "
+        "inside Variables.run's binding instead of the stateless one; its kernels read and "
+        "write none of the store, so only the lock taken and the empty dicts bound differ"),
+    _RV + "x_compile_read_value__mutmut_10": Note(
+        ".append(None)",
+        "equivalent: what readers lists per variable is never read; only its keys are "
+        "(Variables.ids, the variable ids in compile order)"),
+    **{_RV + f"x_compile_read_value__mutmut_{n}": Note(line, _DYNAMIC_TYPE) for n, line in (
+        (27, 'port.precision.kind != "XXdynamicXX"'), (28, 'port.precision.kind != "DYNAMIC"'),
+    )},
+    _PF + "x__commuting__mutmut_57": Note(
+        "bias.ndim > spatial + 3",
+        "equivalent on IR a MaxPool accepts: a bias of spatial + 3 dims makes the Add's "
+        "output, the pool's input, of rank spatial + 3 or more, where a MaxPool whose kernel "
+        "has `spatial` axes takes rank spatial + 2; and with the computed input declared of "
+        "that rank _keeps_shape refuses the longer bias anyway"),
+    _PF + "x__commuting__mutmut_35": Note(
+        '"auto_broadcast", "NUMPY").lower()',
+        "equivalent: the default is lower-cased before the comparison, so \"NUMPY\" is "
+        "\"numpy\""),
+    _PF + "x__floats__mutmut_3": Note(
+        "if (len(layer.outputs) == 1) or True else None",
+        "equivalent: the step produces the slot the pool (or the next step) reads, so it has "
+        "an output; with more than one, _commuting refuses it right after "
+        "(len(step.outputs) != 1) whatever _floats says"),
+    **{_PF + f"x__floats__mutmut_{n}": Note(line, _ET_KIND) for n, line in (
+        (11, 'getattr(et, "kind", None)'), (14, 'getattr(et, "kind", )'),
+        (17, 'getattr(et, "kind", "XXXX")'),
+    )},
+    **{_LF + f"x__exact__mutmut_{n}": Note(line, _NO_SUCH_TYPE) for n, line in (
+        (4, '"destination_type", None)'), (6, '"destination_type", )'),
+        (9, '"destination_type", "XXXX")'),
+    )},
+    **{_LF + f"x__slice_index__mutmut_{n}": Note(line, _NO_AXES_INPUT) for n, line in (
+        (42, "if (len(pick.inputs) > 4) or True else None"),
+        (54, "if len(pick.inputs) >= 4 else None"),
+    )},
+    _LF + "x__slice_index__mutmut_98": Note(
+        "0 <= begin <= rank and end == begin + 1",
+        "equivalent: end is min(..., rank), so end == begin + 1 already needs begin < rank"),
+    _LF + "x__source_type__mutmut_25": Note(
+        "if produced is None and (declared",
+        "equivalent: when produced is None the function returns None whichever branch it "
+        "takes (the early return, or `return produced`)"),
+    _LF + "x_exact_convert__mutmut_44": Note(
+        'if source.kind == "float" or target.kind == "float":',
+        "equivalent: an integer source returned in the branches above, so the mutant only adds "
+        "a boolean, string or dynamic source into a float, for which the float branch answers "
+        "False too (its name is neither bf16 nor in (f16, f32, f64))"),
+    _LF + "x_exact_convert__mutmut_72": Note(
+        "order.index(target.name) > order.index(source.name)",
+        "equivalent: equal indices in (f16, f32, f64) mean the same type, which returned True "
+        "at `source == target` before"),
+    _LF + "x_offset_from__mutmut_24": Note(
+        "limit = bound if (limit is None) or True else",
+        "equivalent on IR whose ports declare what their layers compute (the executor checks "
+        "every declaration when it runs): walking back from the end, Add/Subtract/Reshape keep "
+        "their input's type and an exact Convert's input is narrower or the same, so each "
+        "port's bound is at most the one before it and the last bound is the minimum"),
+    _LF + "x_scalar_int__mutmut_7": Note(
+        '"XXiuXX"',
+        "equivalent: a dtype's kind is one letter, and no kind is X: `kind in \"XXiuXX\"` is "
+        "`kind in \"iu\"`"),
+    _LF + "x_scalar_int__mutmut_11": Note("value.reshape(+1)", _ONE_ELEMENT_INT),
+    _LF + "x_scalar_int__mutmut_12": Note("value.reshape(-2)", _ONE_ELEMENT_INT),
+    _LF + "x_const_of__mutmut_5": Note(
+        'if layer.type != "Const" and layer.const is None:',
+        "equivalent: only Const layers hold data (the reader reads a .bin slice for a Const "
+        "alone, the builder's const() makes Consts), so a layer with data is a Const; a Const "
+        "without data raises ValueError in const_value, caught, giving the same None"),
     _IT + "x_slice_bounds__mutmut_56": Note(
         "if length > part and (length - part) % step:",
         "equivalent: the two conditions differ only when length == part, where "

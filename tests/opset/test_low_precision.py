@@ -137,12 +137,61 @@ def test_decompression_subgraph_equals_openvino(weight_type: str, zero_point: bo
     feed = {"x": rng.standard_normal((3, GROUPS * GROUP_SIZE)).astype(np.float32)}
     expected = _openvino(xml, feed)
     actual = _irtool(xml, feed, optimize)
+    assert [a.dtype for a in actual] == [e.dtype for e in expected]
     np.testing.assert_array_equal(actual[1], expected[1])  # the decompressed weights
     # The MatMul: OpenVINO's and numpy's kernels sum in orders that depend on the CPU.
     assert_matmul_close(actual[0], feed["x"], expected[1], "MatMul", transpose_b=True)
     assert_matmul_close(expected[0], feed["x"], expected[1], "OpenVINO's MatMul",
                         transpose_b=True)
 
+
+def _chain_variant(case: str, rng: np.random.Generator) -> tuple[ov.Node, list, dict]:
+    """The decompressed weight of ``case`` (u8 weights [N, GROUP_SIZE] unless said), the
+    extra Parameters it reads and their feeds."""
+    weight = rng.integers(0, 256, size=(N, GROUP_SIZE)).astype(np.float32)
+    scale = rng.random((N, 1)) * 0.1 + 0.01
+
+    def f16(value: np.ndarray) -> ov.Node:
+        return ops.constant(value, dtype=ov.Type.f16)
+
+    w = ops.convert(ops.constant(weight, dtype=ov.Type.u8), ov.Type.f16)
+    if case == "no scale":
+        return ops.convert(w, ov.Type.f32), [], {}
+    if case == "scale first":
+        return ops.convert(ops.multiply(f16(scale), w), ov.Type.f32), [], {}
+    if case == "zero point first, a constant":
+        shifted = ops.subtract(f16(np.full((N, 1), 100.0)), w)
+        return ops.convert(ops.multiply(shifted, f16(scale)), ov.Type.f32), [], {}
+    if case == "bf16":
+        w = ops.convert(ops.constant(weight, dtype=ov.Type.u8), ov.Type.bf16)
+        scaled = ops.multiply(w, ops.constant(scale, dtype=ov.Type.bf16))
+        return ops.convert(scaled, ov.Type.f32), [], {}
+    # "squeeze by an axes input": [1, N, 1, GROUP_SIZE] squeezed on axis 2 only
+    weight = rng.integers(0, 256, size=(1, N, 1, GROUP_SIZE)).astype(np.float32)
+    w = ops.convert(ops.constant(weight, dtype=ov.Type.u8), ov.Type.f16)
+    scaled = ops.multiply(w, f16(scale.reshape(1, N, 1, 1)))
+    axes = ops.parameter([1], ov.Type.i64, name="axes")
+    return (ops.convert(ops.squeeze(scaled, axes), ov.Type.f32), [axes],
+            {"axes": np.array([2], np.int64)})
+
+
+@pytest.mark.parametrize("case", ["no scale", "scale first", "zero point first, a constant",
+                                  "bf16", "squeeze by an axes input"])
+def test_decompression_variants_equal_openvino(case: str, tmp_path: Path) -> None:
+    """More forms of the chain: a Convert to f16 then straight to f32, the scale or a
+    constant zero point as the first input, bf16 instead of f16, a Squeeze whose axes come
+    at run time (a step of its own: it squeezes axis 2 only). irtool gives OpenVINO's
+    weights, type and values."""
+    rng = np.random.default_rng(9)
+    w, extra, feed = _chain_variant(case, rng)
+    x = ops.parameter([3, GROUP_SIZE], ov.Type.f32, name="x")
+    xml = _save(ov.Model([ops.matmul(x, w, False, True), w], [x, *extra], "variant"),
+                tmp_path / "variant.xml")
+    feed["x"] = rng.standard_normal((3, GROUP_SIZE)).astype(np.float32)
+    expected = _openvino(xml, feed)
+    actual = _irtool(xml, feed)
+    assert actual[1].dtype == expected[1].dtype and actual[1].shape == expected[1].shape
+    np.testing.assert_array_equal(actual[1], expected[1])
 
 def _convert_to(type_name: str, tmp_path: Path, x: np.ndarray) -> tuple[np.ndarray, ...]:
     p = ops.parameter([x.size], ov.Type.f32, name="x")

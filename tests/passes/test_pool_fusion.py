@@ -209,6 +209,141 @@ def test_a_users_op_on_constants_runs_each_time() -> None:
     np.testing.assert_array_equal(second, first + 1)
 
 
+def pool_chain(steps: list[str], *, x_dims: tuple | None = (2, 3, 6, 6),
+               bias: np.ndarray = PER_CHANNEL, version: str = "opset8",
+               pool: dict | None = None, side: int = 3, broadcast: str | None = "numpy",
+               bias_first: bool = False) -> Net:
+    """x -> ``steps`` -> MaxPool-``version`` (``pool``: attributes over POOL's) -> "pooled"
+    of ``side`` x ``side``. A step is "add" (Add of ``bias``, named "bias", its
+    ``auto_broadcast`` attribute ``broadcast``, None: left out; ``bias_first``: the
+    constant is input 0), "relu", "negative" or "scale" (Multiply by ``bias``)."""
+    net = Net()
+    v = net.param("x", "f32", x_dims)
+    for step in steps:
+        if step in ("add", "scale"):
+            const = net.const(bias)
+            attrs = {"auto_broadcast": broadcast} if broadcast is not None else {}
+            pair = [const, v] if bias_first else [v, const]
+            v = net.op("Add" if step == "add" else "Multiply", "opset1", pair, attrs,
+                       shape=v.shape, name="bias" if step == "add" else None)
+        else:
+            v = net.op("ReLU" if step == "relu" else "Negative", "opset1", [v])
+    attrs = {**POOL, **(pool or {})}
+    out = (2, 3, side, side)
+    if version == "opset1":
+        (values,) = net.builder.op("MaxPool", "opset1", [v], attrs, outputs=[info("f32", out)])
+    else:
+        values, _ = pool8(net, v, {**attrs}, out)
+        if version == "opset14":
+            net.graph.layer(values.layer).version = "opset14"
+    net.result(values, "pooled")
+    return net
+
+
+FUSED = {  # the pool chain's arguments; every step moves after the pool
+    "MaxPool-1": {"version": "opset1"},
+    "MaxPool-14": {"version": "opset14"},
+    "auto_pad valid": {"pool": {"auto_pad": "valid"}},
+    "auto_pad notset": {"pool": {"auto_pad": "notset"}},
+    "Add of no auto_broadcast (numpy)": {"broadcast": None},
+    "the bias first": {"bias_first": True},
+}
+
+
+@pytest.mark.parametrize("case", list(FUSED))
+def test_every_plain_max_pool_takes_the_steps(case: str) -> None:
+    """MaxPool-1, 8 and 14 with windows inside the input (auto_pad explicit, valid or
+    notset: no padding) take the Add and the ReLU, whichever input of the Add the
+    constant is and with numpy broadcasting by default; values as numpy computes them in
+    the graph's order."""
+    net = pool_chain(["add", "relu"], **FUSED[case])
+    assert step_types(net) == ["MaxPool"]
+    x = inputs()
+    (got,) = Executor(net.model()).run({"x": x}).values()
+    np.testing.assert_array_equal(got, expected(x, PER_CHANNEL))
+
+
+def _numpy_steps(x: np.ndarray, steps: list[str], bias: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        for step in steps:
+            x = {"add": lambda v: v + bias, "relu": lambda v: np.maximum(v, 0),
+                 "negative": lambda v: -v, "scale": lambda v: v * bias}[step](x)
+    return x
+
+
+NEGATIVE_SCALE = np.array([-1.0, 2.0, -0.5], F32).reshape(1, 3, 1, 1)
+STAY = {  # the steps, the chain's other arguments, the steps the plan keeps
+    "Negative (max(-x) is -min(x))": (["negative"], {}, ["Negative", "MaxPool"]),
+    "Multiply by a negative scale": (["scale"], {"bias": NEGATIVE_SCALE},
+                                     ["Multiply", "MaxPool"]),
+    "a bias of rank 2 varying along H": (["add", "relu"],
+                                         {"bias": RNG.standard_normal((6, 1)).astype(F32)},
+                                         ["Add", "MaxPool"]),
+    "x of unknown rank": (["add", "relu"], {"x_dims": None}, ["Add", "MaxPool"]),
+    "padding at the end only": (["add", "relu"],
+                                {"pool": {"pads_end": "2,2"}, "side": 4},
+                                ["Add", "ReLU", "MaxPool"]),
+}
+
+
+@pytest.mark.parametrize("case", list(STAY))
+def test_steps_that_do_not_commute_with_this_pool_stay(case: str) -> None:
+    """A one-input step that is not ReLU, a Multiply (not an Add), a bias of lower rank
+    varying within a window, a bias over an input of unknown rank (the Add may broadcast
+    it), a pool with windows of padding alone at the end (-inf there, where a ReLU moved
+    after it would give 0): the step stays before the pool, and the values are numpy's in
+    the graph's order (a window of padding alone is -inf, as numpy_pool pads)."""
+    steps, kwargs, kept = STAY[case]
+    net = pool_chain(steps, **kwargs)
+    assert step_types(net) == kept
+    x = inputs()
+    bias = kwargs.get("bias", PER_CHANNEL)
+    pads = (0, 2) if case == "padding at the end only" else (0, 0)
+    (got,) = Executor(net.model()).run({"x": x}).values()
+    np.testing.assert_array_equal(got, numpy_pool(_numpy_steps(x, steps, bias), pads))
+
+
+def test_a_window_past_the_end_with_ceil_rounding_keeps_the_relu() -> None:
+    """MaxPool of kernel 1, stride 3, ceil rounding over 6 x 6: the windows at 6 hold
+    nothing of the input (-inf in numpy's hand computation, irtool's MaxPool; OpenVINO
+    gives f32's lowest there), so a ReLU moved after the pool would make them 0."""
+    net = pool_chain(["relu"], pool={"kernel": "1,1", "strides": "3,3",
+                                     "rounding_type": "ceil"}, side=3)
+    assert step_types(net) == ["ReLU", "MaxPool"]
+    x = inputs()
+    (got,) = Executor(net.model()).run({"x": x}).values()
+    want = np.full((2, 3, 3, 3), -np.inf, F32)
+    want[:, :, :2, :2] = np.maximum(x, 0)[:, :, ::3, ::3]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_an_integer_bias_on_floats_stays() -> None:
+    """An Add of an i32 constant to f32 values (two element types, which OpenVINO's Add
+    refuses) is not a float bias: it stays (the ReLU moves alone)."""
+    net = pool_chain(["add", "relu"], bias=np.array([1, 2, 3], np.int32).reshape(1, 3, 1, 1))
+    assert step_types(net) == ["Add", "MaxPool"]
+
+
+def test_an_add_without_numpy_broadcasting_stays_and_fails_as_itself() -> None:
+    """``auto_broadcast="none"`` needs equal shapes: the Add of a per-channel bias fails,
+    and the error names the Add, not a MaxPool it was moved into (the ReLU moves alone)."""
+    net = pool_chain(["add", "relu"], broadcast="none")
+    assert step_types(net) == ["Add", "MaxPool"]
+    with pytest.raises(ExecutionError, match=re.escape('"bias" (Add-opset1)')):
+        Executor(net.model()).run({"x": inputs()})
+
+
+def test_fused_pools_are_counted() -> None:
+    """Each MaxPool that takes steps counts once; a plan with none fused says nothing."""
+    net = Net()
+    x = net.param("x", "f32", (2, 3, 6, 6))
+    first, _ = pool8(net, net.op("ReLU", "opset1", [x]), POOL, (2, 3, 3, 3))
+    second, _ = pool8(net, net.op("ReLU", "opset1", [x]), POOL, (2, 3, 3, 3))
+    net.result(net.op("Add", "opset1", [first, second], {"auto_broadcast": "numpy"}))
+    assert Executor(net.model()).optimizations.get("fused pools") == 2
+    assert "fused pools" not in Executor(pool_chain(["negative"]).model()).optimizations
+
+
 # --------------------------------------------------------------------------- against onnxruntime
 
 def _onnx_bias_pool(x_shape: tuple, bias: np.ndarray, relu: bool = True):  # type: ignore[no-untyped-def]
