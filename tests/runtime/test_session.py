@@ -406,7 +406,7 @@ def test_a_declared_empty_dim_is_checked(tmp_path: Path) -> None:
 
 def test_the_state_shows_each_variable_by_type_and_shape(tmp_path: Path) -> None:
     session = irtool.compile(irtool.load(accumulator(tmp_path / "acc.xml")))
-    assert repr(session.state) == "State({})"
+    assert repr(session.state) == "State({'acc': float32[2, 3] (initial)})"
     session.run({"x": np.ones((2, 3), np.float32)})
     assert repr(session.state) == "State({'acc': float32[2, 3]})"
 
