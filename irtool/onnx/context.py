@@ -108,8 +108,13 @@ class Scope:
             inner = self.builder.const(known, outer.element_type)
             self.values[name] = inner
             return inner
-        inner = self.builder.parameter(outer.info, name=f"{name}/capture", tensor_names=())
-        self.captures.append(Capture(name, outer, inner))
+        # Two names for one outer value (a Loop folded away passes its initial value on)
+        # share one Parameter: a layer takes each outer port once.
+        inner = next((c.inner for c in self.captures
+                      if (c.outer.layer, c.outer.port) == (outer.layer, outer.port)), None)
+        if inner is None:
+            inner = self.builder.parameter(outer.info, name=f"{name}/capture", tensor_names=())
+            self.captures.append(Capture(name, outer, inner))
         self.values[name] = inner
         return inner
 

@@ -1,0 +1,256 @@
+"""What the differential suite found (``bench/differential.py``, issue 21), each case cut
+down by hand from the generator's shrunk reproducer: regression tests for what is fixed,
+strict xfails for what is not (the constructs ``test_differential.KNOWN_OPEN`` leaves out
+of CI runs until then). Expected values come from onnxruntime.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+from support.compare import assert_same
+from support.conversion import run_onnxruntime
+
+import irtool
+from irtool.crosscheck.backends import OpenVINOBackend
+from irtool.crosscheck.isolate import Isolated
+
+vi = h.make_tensor_value_info
+
+
+def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
+           outputs: list[onnx.ValueInfoProto], opset: int = 17) -> onnx.ModelProto:
+    model = h.make_model(h.make_graph(nodes, "found", inputs, outputs),
+                         opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 10
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _const(name: str, value: object) -> onnx.NodeProto:
+    return h.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value)))
+
+
+def _openvino(model: onnx.ModelProto, feed: dict[str, np.ndarray], tmp_path: Path,
+              **convert: object) -> dict[str, np.ndarray]:
+    """OpenVINO's CPU plugin on irtool's IR, in a worker process (a crash is a failure)."""
+    xml = irtool.save(irtool.convert(model, **convert), tmp_path / "model.xml")
+    return Isolated(OpenVINOBackend(xml), 120).run(feed)
+
+
+# -- fixed --------------------------------------------------------------------------------------
+
+
+def _passthrough_loop() -> onnx.ModelProto:
+    """A Loop whose carried ``s`` goes through unchanged and whose ``u`` becomes ``s``:
+    OpenVINO removes the Loop and both outputs' ports carry the names ``x`` and ``z``."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["s"], ["so"]),
+         h.make_node("Identity", ["s"], ["t"])], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("s", T.FLOAT, [2]),
+         vi("u", T.FLOAT, [2])],
+        [vi("co", T.BOOL, []), vi("so", T.FLOAT, [2]), vi("t", T.FLOAT, [2])])
+    return _model([h.make_node("Loop", ["M", "", "x", "x2"], ["y", "z"], body=body)],
+                  [vi("M", T.INT64, []), vi("x", T.FLOAT, [2]), vi("x2", T.FLOAT, [2])],
+                  [vi("y", T.FLOAT, [2]), vi("z", T.FLOAT, [2])])
+
+
+def test_openvino_outputs_keep_their_names_when_a_loop_is_folded(tmp_path: Path) -> None:
+    """OpenVINO's output for ``y`` comes without the name ``y``; the backend named it after
+    another tensor (``x``), so ``check`` found ``y`` missing. It is the output at ``y``'s
+    position (found as ``differ-openvino-s2-311``)."""
+    model = _passthrough_loop()
+    feed = {"M": np.array(2, np.int64), "x": np.array([1, 2], np.float32),
+            "x2": np.zeros(2, np.float32)}
+    expected = run_onnxruntime(model, feed)
+    assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
+
+
+def test_cast_of_nan_to_bool_is_true() -> None:
+    """ONNX's Cast (and CastLike) makes every float but +-0 true, NaN too (onnxruntime, the
+    spec); IR's Convert makes NaN false (OpenVINO, and so irtool's runtime), which the
+    converter used to emit. Found by the engine table of docs/differential.md."""
+    model = _model([h.make_node("Cast", ["x"], ["b"], to=T.BOOL),
+                    h.make_node("CastLike", ["x", "like"], ["b2"])],
+                   [vi("x", T.FLOAT, [6]), vi("like", T.BOOL, [1])],
+                   [vi("b", T.BOOL, [6]), vi("b2", T.BOOL, [6])])
+    feed = {"x": np.array([0.0, -0.0, 0.5, np.nan, -np.inf, 1e-40], np.float32),
+            "like": np.array([True])}
+    expected = run_onnxruntime(model, feed)
+    assert expected["b"].tolist() == [False, False, True, True, True, True]
+    assert_same(irtool.run(irtool.convert(model), feed), expected, "irtool")
+
+
+def test_cast_of_nan_to_bool_on_openvino(tmp_path: Path) -> None:
+    """The same cast through irtool's IR on OpenVINO's CPU plugin."""
+    model = _model([h.make_node("Cast", ["x"], ["b"], to=T.BOOL)], [vi("x", T.FLOAT, [3])],
+                   [vi("b", T.BOOL, [3])])
+    feed = {"x": np.array([np.nan, 0.0, 2.0], np.float32)}
+    assert_same(_openvino(model, feed, tmp_path), run_onnxruntime(model, feed), "openvino")
+
+
+def test_two_names_for_one_captured_value(tmp_path: Path) -> None:
+    """A Loop that runs no iteration (a constant false condition) and has a scan output is
+    folded to its initial value, the graph input ``M``; an If branch reading both the
+    Loop's output and ``M`` captured the one IR value twice, and the converter's own check
+    refused its IR
+    (PORT_MAP_DUPLICATE; found as ``error-irtool-s3-438``)."""
+    body = h.make_graph([h.make_node("Identity", ["c"], ["co"]),
+                         h.make_node("Identity", ["s"], ["so"]),
+                         h.make_node("Identity", ["i"], ["scan"])], "body",
+                        [vi("i", T.INT64, []), vi("c", T.BOOL, [1]), vi("s", T.INT64, [1])],
+                        [vi("co", T.BOOL, [1]), vi("so", T.INT64, [1]), vi("scan", T.INT64, [])])
+    then = h.make_graph([h.make_node("Add", ["last", "M"], ["t"])], "then", [],
+                        [vi("t", T.INT64, [1])])
+    other = h.make_graph([h.make_node("Sub", ["last", "M"], ["e"])], "else", [],
+                         [vi("e", T.INT64, [1])])
+    model = _model([_const("never", np.array([False])),
+                    h.make_node("Loop", ["M", "never", "M"], ["last", "steps"], body=body),
+                    h.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other)],
+                   [vi("M", T.INT64, [1]), vi("flag", T.BOOL, [])], [vi("y", T.INT64, [1])],
+                   opset=13)
+    for flag in (True, False):
+        feed = {"M": np.array([3], np.int64), "flag": np.array(flag)}
+        expected = run_onnxruntime(model, feed)
+        assert_same(irtool.run(irtool.convert(model), feed), expected, "irtool")
+        assert_same(_openvino(model, feed, tmp_path / str(flag)), expected, "openvino")
+
+
+@pytest.mark.parametrize("op", ["Sigmoid", "LeakyRelu"])
+def test_activation_of_a_scalar(op: str) -> None:
+    """Sigmoid of a 0-d value failed (numpy returns a scalar for it, which takes no
+    ``out=``); LeakyRelu (PReLU with a one-element slope) gave shape [1] for it. Found by
+    the differential run (``error-irtool-s3-485``) and a sweep of the unary ops after it."""
+    model = _model([h.make_node(op, ["x"], ["y"])], [vi("x", T.FLOAT, [])],
+                   [vi("y", T.FLOAT, [])])
+    for value in (-0.3, 0.7):
+        feed = {"x": np.array(value, np.float32)}
+        assert_same(irtool.run(irtool.convert(model), feed), run_onnxruntime(model, feed),
+                    "irtool")
+
+
+# -- open (strict xfail; the fixes are being made on another branch, issue 21) ------------------
+
+
+def _map_over_rows(chain: list[int]) -> onnx.ModelProto:
+    """``ys[i] = tanh(X[i])`` for ``i < M``, with ``M = X.shape[0]`` cast through ``chain``
+    and back to int64 (the generator's ``narrowing-trip-cast`` with a ``walk``)."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Gather", ["X", "i"], ["row"]),
+         h.make_node("Tanh", ["row"], ["y"])], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, [])],
+        [vi("co", T.BOOL, []), vi("y", T.FLOAT, [2])])
+    nodes = [h.make_node("Shape", ["X"], ["shape"]), _const("zero", np.int64(0)),
+             h.make_node("Gather", ["shape", "zero"], ["n0"])]
+    for k, to in enumerate(chain):
+        nodes.append(h.make_node("Cast", [f"n{k}"], [f"n{k + 1}"], to=to))
+    nodes += [h.make_node("Cast", [f"n{len(chain)}"], ["M"], to=T.INT64),
+              h.make_node("Loop", ["M", ""], ["ys"], body=body)]
+    return _model(nodes, [vi("X", T.FLOAT, ["N", 2])], [vi("ys", T.FLOAT, [None, 2])])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 21: the vectoriser takes a trip count cast "
+                   "through a narrower type for X.shape[0] (passes/loop_facts.py)")
+@pytest.mark.parametrize(("chain", "rows"), [
+    ([T.UINT8], 260),      # M = 4
+    ([T.INT8], 200),       # M = -56: no iteration
+    ([T.FLOAT16], 2049),   # M = 2048
+    ([T.BOOL], 129),       # M = 1 (found as the generator's seed 11, case 2268)
+], ids=["uint8", "int8", "float16", "bool"])
+def test_vectoriser_and_narrowed_trip_counts(chain: list[int], rows: int) -> None:
+    model = _map_over_rows(chain)
+    feed = {"X": np.random.default_rng(0).uniform(-1, 1, (rows, 2)).astype(np.float32)}
+    assert_same(irtool.run(irtool.convert(model), feed), run_onnxruntime(model, feed), "irtool")
+
+
+def _narrowed_trip_count() -> onnx.ModelProto:
+    """The last iteration number of a Loop of ``M = int64(int32(int8(X.size)))`` iterations
+    stopping after 5 (found as ``differ-openvino-s2-373``)."""
+    body = h.make_graph(
+        [_const("k", np.int64(4)), h.make_node("Less", ["i", "k"], ["co"]),
+         _const("one", np.array([1], np.int64)), h.make_node("ReduceSum", ["i"], ["r"],
+                                                            keepdims=0),
+         h.make_node("Expand", ["r", "one"], ["out"])], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("s", T.INT64, [1])],
+        [vi("co", T.BOOL, []), vi("out", T.INT64, [1])])
+    return _model([h.make_node("Size", ["X"], ["size"]),
+                   h.make_node("Cast", ["size"], ["i8"], to=T.INT8),
+                   h.make_node("Cast", ["i8"], ["i32"], to=T.INT32),
+                   h.make_node("Cast", ["i32"], ["M"], to=T.INT64),
+                   _const("zero", np.array([0], np.int64)),
+                   h.make_node("Loop", ["M", "", "zero"], ["last"], body=body)],
+                  [vi("X", T.FLOAT, ["a", "b"])], [vi("last", T.INT64, [1])], opset=19)
+
+
+@pytest.mark.xfail(strict=True, reason="OpenVINO's CPU plugin folds the converter's "
+                   "Maximum(M, 0) of a trip count made through an int8 Convert to the "
+                   "constant 0 (its own ONNX conversion, without the Maximum, is right); "
+                   "docs/differential.md")
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_openvino_and_a_trip_count_through_int8(tmp_path: Path, vectorize: bool) -> None:
+    model = _narrowed_trip_count()
+    feed = {"X": np.zeros((129, 2), np.float32)}  # 258 as int8: 2 iterations
+    expected = run_onnxruntime(model, feed)
+    assert expected["last"].tolist() == [1]
+    assert_same(_openvino(model, feed, tmp_path, vectorize=vectorize), expected, "openvino")
+
+
+def _swapping_loop() -> onnx.ModelProto:
+    """``a, b = b, a`` while ``i < 3``: four swaps, back where they started."""
+    body = h.make_graph(
+        [_const("k", np.int64(3)), h.make_node("Less", ["i", "k"], ["co"]),
+         h.make_node("Identity", ["b"], ["a2"]), h.make_node("Identity", ["a"], ["b2"])],
+        "body", [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("a", T.FLOAT, []),
+                 vi("b", T.FLOAT, [])],
+        [vi("co", T.BOOL, []), vi("a2", T.FLOAT, []), vi("b2", T.FLOAT, [])])
+    return _model([h.make_node("Loop", ["", "c", "a0", "b0"], ["a", "b"], body=body)],
+                  [vi("c", T.BOOL, []), vi("a0", T.FLOAT, []), vi("b0", T.FLOAT, [])],
+                  [vi("a", T.FLOAT, []), vi("b", T.FLOAT, [])])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 21: OpenVINO's CPU plugin runs irtool's IR "
+                   "of carried values that swap wrong (found as differ-openvino-s2-329)")
+def test_openvino_and_swapped_carried_values(tmp_path: Path) -> None:
+    model = _swapping_loop()
+    feed = {"c": np.array(True), "a0": np.array(1, np.float32), "b0": np.array(2, np.float32)}
+    expected = run_onnxruntime(model, feed)
+    assert (float(expected["a"]), float(expected["b"])) == (1.0, 2.0)
+    assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
+
+
+def _dropout_rows(seed: int | None) -> onnx.ModelProto:
+    """Three rows, each a dropout of the same X (training mode)."""
+    attrs = {} if seed is None else {"seed": seed}
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]),
+         h.make_node("Dropout", ["X", "ratio", "train"], ["row"], **attrs)], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, [])],
+        [vi("co", T.BOOL, []), vi("row", T.FLOAT, [8, 4])])
+    return _model([_const("ratio", np.float32(0.5)), _const("train", np.array(True)),
+                   _const("M", np.int64(3)), h.make_node("Loop", ["M", ""], ["rows"], body=body)],
+                  [vi("X", T.FLOAT, [8, 4])], [vi("rows", T.FLOAT, [3, 8, 4])])
+
+
+def _distinct_rows(model: onnx.ModelProto) -> tuple[bool, bool]:
+    """(onnxruntime's rows differ, irtool's rows differ) on the same X."""
+    feed = {"X": np.random.default_rng(0).uniform(0.5, 1, (8, 4)).astype(np.float32)}
+    ours = irtool.run(irtool.convert(model), feed)["rows"]
+    theirs = run_onnxruntime(model, feed)["rows"]
+    return bool(np.any(theirs != theirs[:1])), bool(np.any(ours != ours[:1]))
+
+
+def test_dropout_in_a_loop_draws_afresh() -> None:
+    """Without a seed each iteration drops other elements, in onnxruntime and irtool."""
+    assert _distinct_rows(_dropout_rows(None)) == (True, True)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 21: irtool's seeded random ops repeat their "
+                   "draw on every call (math_random.py)")
+def test_seeded_dropout_in_a_loop_draws_afresh() -> None:
+    assert _distinct_rows(_dropout_rows(3)) == (True, True)
