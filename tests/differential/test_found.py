@@ -135,6 +135,24 @@ def test_activation_of_a_scalar(op: str) -> None:
                     "irtool")
 
 
+@pytest.mark.parametrize("declared", [[4, 1], ["a", "b"]], ids=["static", "dynamic"])
+def test_slice_walking_back_from_before_the_axis(declared: list) -> None:
+    """Slice with a negative step and a start before the axis (-2 on an axis of 1) begins at
+    its first element in ONNX and OpenVINO; irtool's Slice-8 took nothing (Python's slice
+    rule), and for an axis of unknown size its inference said 0 where the run gave 1
+    (found as ``differ-irtool-s4-798`` and ``error-irtool-s4-1817``)."""
+    nodes = [_const("starts", np.array([-2, 5], np.int64)),
+             _const("ends", np.array([-2, -9], np.int64)),
+             _const("axes", np.array([1, 0], np.int64)),
+             _const("steps", np.array([-1, -2], np.int64)),
+             h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])]
+    model = _model(nodes, [vi("x", T.FLOAT, declared)], [vi("y", T.FLOAT, [None, None])])
+    feed = {"x": np.arange(4, dtype=np.float32).reshape(4, 1)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["y"].tolist() == [[3.0], [1.0]]
+    assert_same(irtool.run(irtool.convert(model), feed), expected, "irtool")
+
+
 # -- open (strict xfail; the fixes are being made on another branch, issue 21) ------------------
 
 
