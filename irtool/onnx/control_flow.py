@@ -214,9 +214,48 @@ def _trip_count(ctx: NodeContext) -> Value:
         m = ctx.op1("Convert", "opset1", [m], {"destination_type": "i64"},
                     outputs=[TensorInfo(I64, m.shape)])
     if known is None:  # a negative M at run time is no iteration too, not "no limit"
-        m = ctx.op1("Maximum", "opset1", [m, ctx.const(np.zeros((), m.element_type.dtype))],
-                    {"auto_broadcast": "numpy"}, outputs=[m.info])
+        zero = ctx.const(np.zeros((), m.element_type.dtype))
+        if _narrowed(ctx.scope.graph, m):
+            # OpenVINO's CPU plugin folds Maximum(M, 0) of an M cast through a signed type
+            # narrower than int32 to the constant 0 (its bounds of that Convert wrap):
+            # docs/openvino-quirks.md. Select computes the same clamp without that.
+            negative = ctx.op1("Less", "opset1", [m, zero], {"auto_broadcast": "numpy"},
+                               outputs=[TensorInfo(BOOL, m.shape)])
+            return ctx.op1("Select", "opset1", [negative, zero, m],
+                           {"auto_broadcast": "numpy"}, outputs=[m.info])
+        m = ctx.op1("Maximum", "opset1", [m, zero], {"auto_broadcast": "numpy"},
+                    outputs=[m.info])
     return m
+
+
+_NARROW_SIGNED = ("i4", "i8", "i16")
+
+
+def _narrowed(graph: Graph, value: Value) -> bool:
+    """Does ``value`` come, through ops that keep a one-element value, from a Convert to a
+    signed integer type narrower than int32?"""
+    where: tuple[int, int] | None = (value.layer, value.port)
+    while where is not None:
+        layer = graph.layer(where[0])
+        if layer.type == "Convert" and layer.attrs.get("destination_type") in _NARROW_SIGNED:
+            return True
+        if layer.type not in ("Convert", "Squeeze", "Unsqueeze", "Reshape", "Identity") \
+                or not layer.inputs:
+            return False
+        where = graph.source(layer.id, layer.inputs[0].id)
+    return False
+
+
+def _no_trip_unless(ctx: NodeContext, trip: Value, cond: Value) -> Value:
+    """``cond ? trip : 0``: the same Loop for a condition known only at run time, which a
+    false one stops before its first iteration. OpenVINO's CPU plugin sizes a concatenated
+    output by a trip count it can tell and keeps those rows when such a condition runs no
+    iteration (docs/openvino-quirks.md); a trip count of 0 it runs right."""
+    shape = None if trip.shape is None or cond.shape is None else \
+        max(trip.shape, cond.shape, key=len)
+    zero = ctx.const(np.zeros((), trip.element_type.dtype))
+    return ctx.op1("Select", "opset1", [cond, trip, zero], {"auto_broadcast": "numpy"},
+                   outputs=[TensorInfo(trip.element_type, shape)])
 
 
 def _is_empty(ctx: NodeContext, value: Value) -> bool:
@@ -297,6 +336,8 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         trip, given_cond = ctx.const(np.array([0], dtype=np.int64)), None
     cond = given_cond if given_cond is not None else \
         ctx.const(np.ones(_one_element(cond_shape), dtype=bool))
+    if given_cond is not None and known_cond is None:
+        trip = _no_trip_unless(ctx, trip, given_cond)
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
@@ -359,11 +400,13 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         else:
             loop.output(result, info, axis=axis, **_slicing())
     built = list(loop.build()[1])
-    if _runs_zero_times(ctx, trip) and any(axis == 0 for _, axis in results):
+    if _runs_zero_times(ctx, trip):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
-        # times when it has a concatenated output (docs/openvino-quirks.md). None runs:
-        # the carried values stay the initial ones, the scan outputs are empty. The
-        # Loop, now unused, is pruned.
+        # times when it has a concatenated output, and without one it fails to compile
+        # it ("Zero count of iteration") or gives zeros for its carried values when they
+        # start from constants (docs/openvino-quirks.md). None runs: the carried values
+        # stay the initial ones, the scan outputs are empty. The Loop, now unused, is
+        # pruned.
         built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
                                         [start for start, _, _ in grown]) or built
     values: list[Value | None] = [None] * len(ctx.node.output)
