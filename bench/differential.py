@@ -168,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
 
     def note(what: str, reason: str, index: int) -> None:
+        reason = re.sub(r"\S+\.xml: ", "", reason)  # the temporary IR's path
         key = f"{what}: {re.sub(r'[0-9]+', '#', reason)[:150]}"
         problems[key] += 1
         examples.setdefault(key, index)

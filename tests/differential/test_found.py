@@ -296,13 +296,33 @@ def _swapping_loop() -> onnx.ModelProto:
                   [vi("a", T.FLOAT, []), vi("b", T.FLOAT, [])])
 
 
+def _swapping_scan() -> onnx.ModelProto:
+    """Scan states ``a, b = b, a`` once per element of ``x`` (three: swapped at the end)."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["b"], ["a2"]), h.make_node("Identity", ["a"], ["b2"]),
+         h.make_node("Identity", ["r"], ["ro"])], "body",
+        [vi("a", T.FLOAT, [2]), vi("b", T.FLOAT, [2]), vi("r", T.FLOAT, [])],
+        [vi("a2", T.FLOAT, [2]), vi("b2", T.FLOAT, [2]), vi("ro", T.FLOAT, [])])
+    return _model([h.make_node("Scan", ["a0", "b0", "x"], ["a", "b", "y"], body=body,
+                               num_scan_inputs=1)],
+                  [vi("a0", T.FLOAT, [2]), vi("b0", T.FLOAT, [2]), vi("x", T.FLOAT, [3])],
+                  [vi("a", T.FLOAT, [2]), vi("b", T.FLOAT, [2]), vi("y", T.FLOAT, [3])])
+
+
 @pytest.mark.xfail(strict=True, reason="issue 21: OpenVINO's CPU plugin runs irtool's IR "
-                   "of carried values that swap wrong (found as differ-openvino-s2-329)")
-def test_openvino_and_swapped_carried_values(tmp_path: Path) -> None:
-    model = _swapping_loop()
-    feed = {"c": np.array(True), "a0": np.array(1, np.float32), "b0": np.array(2, np.float32)}
+                   "of carried values that swap wrong (found as differ-openvino-s2-329, "
+                   "s4-858, s4-1814)")
+@pytest.mark.parametrize("kind", ["loop", "scan"])
+def test_openvino_and_swapped_carried_values(kind: str, tmp_path: Path) -> None:
+    if kind == "loop":
+        model = _swapping_loop()
+        feed = {"c": np.array(True), "a0": np.array(1, np.float32),
+                "b0": np.array(2, np.float32)}
+    else:
+        model = _swapping_scan()
+        feed = {"a0": np.array([1, 2], np.float32), "b0": np.array([3, 4], np.float32),
+                "x": np.arange(3, dtype=np.float32)}
     expected = run_onnxruntime(model, feed)
-    assert (float(expected["a"]), float(expected["b"])) == (1.0, 2.0)
     assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
 
 

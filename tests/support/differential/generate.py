@@ -913,15 +913,18 @@ class _Generator:
     # -- a value of a given type and shape --------------------------------------------------
 
     def like(self, scope: Scope, dtype: np.dtype, shape: tuple[int, ...],
-             avoid: Val | None = None) -> Val:
+             avoid: Sequence[Val] = ()) -> Val:
         """A value of ``dtype`` and ``shape`` in ``scope``: one that exists, or a reduction
-        of another to a scalar, cast and broadcast to the shape (never ``avoid``)."""
+        of another to a scalar, cast and broadcast to the shape (none of ``avoid``)."""
+        def allowed(v: Val) -> bool:
+            return not any(v is a for a in avoid)
+
         found = self.choose(scope, lambda v: v.dtype == dtype and v.shape == shape
-                            and v is not avoid)
+                            and allowed(v))
         if found is not None and self.yes(2, 3):
             return found
         source = self.choose(scope, lambda v: v.dtype.kind in "fiu" and v.dtype != BOOL
-                             and v.size > 0 and v is not avoid)
+                             and v.size > 0 and allowed(v))
         if source is None:
             return self.const(scope, self.data(dtype, shape))
         total = self.reduce_node(scope, "ReduceSum" if source.dtype.kind in "iu" or
@@ -934,7 +937,7 @@ class _Generator:
         elif total.dtype != dtype:
             total = self.emit1(scope, "Cast", [total], dtype, (), to=_ONNX[dtype])
         base = self.choose(scope, lambda v: v.dtype == dtype and v.shape == shape
-                           and v is not avoid and dtype != BOOL)
+                           and allowed(v) and dtype != BOOL)
         if base is not None and self.yes(1, 2):
             op = "Add" if dtype.kind in "fiu" else "Or"
             return self.emit1(scope, op, [base, total], dtype, shape)
@@ -988,7 +991,12 @@ class _Generator:
                                 and v not in body.values)
             if outer is not None:
                 return self.emit1(body, "Identity", [outer], dtype, shape), "outer"
-        return self.like(body, dtype, shape, avoid=own), "computed"
+        # Another carried value as it is makes a swap: only where swaps are allowed.
+        value = self.like(body, dtype, shape, [own] if self.allowed("swap") else others)
+        if any(value is o for o in others):
+            self.tags.add("swap")
+            return value, "swap"
+        return value, "computed"
 
     def carried_initials(self, scope: Scope, n: int, taken: Sequence[Val] = ()) -> list[Val]:
         out: list[Val] = []
