@@ -46,7 +46,7 @@ def test_smoke(case: Case) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=80, **_SETTINGS)
+@settings(max_examples=50, **_SETTINGS)
 @given(case=cases(exclude=KNOWN_OPEN))
 def test_differential(case: Case) -> None:
     check(case)
