@@ -12,7 +12,7 @@ Per IR it prints:
 
 * validate: ``clean``, or the number of errors / warnings and the first one;
 * round trip: ``irtool.save(irtool.load(x))`` against ``x``: ``exact`` when the XML is
-  canonically equal (irtool.ir.canonical) and the .bin byte-identical, else the first
+  canonically equal (irtool.ir.serde.canonical) and the .bin byte-identical, else the first
   difference; then whether irtool validates its own copy;
 * runtime: irtool against OpenVINO (run in a child process, one infer request for all the
   steps of a stateful model) on every step of the recorded decode: ``match`` with the largest
@@ -41,7 +41,7 @@ import producer_irs  # noqa: E402  (beside the fixtures it reads)
 from tqdm import tqdm  # noqa: E402
 
 import irtool  # noqa: E402
-from irtool.crosscheck.backends import first_line  # noqa: E402
+from irtool.engines.base import first_line  # noqa: E402
 from irtool.ir import round_trip_difference  # noqa: E402
 
 PRODUCERS = ("optimum.intel", "nncf", "torch", "transformers")

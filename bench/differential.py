@@ -10,8 +10,8 @@ Case K of seed S is the model ``tests/support/differential/generate.py`` makes f
 and gets a verdict: agree / differ / unsettled (differs only where onnxruntime and
 OpenVINO's own ONNX frontend disagree, or the frontend cannot run it) / refused (a clean
 one-line refusal of the converter) / error / engine-error (OpenVINO failed on irtool's IR).
-Cases run in worker processes (``irtool.workers``), onnxruntime and OpenVINO in a child of
-each (``irtool.crosscheck.isolate``), so a crash of either is an outcome.
+Cases run in worker processes (``irtool.core.workers``), onnxruntime and OpenVINO in a child of
+each (``irtool.engines.isolate``), so a crash of either is an outcome.
 
 Prints the counts per form, then one line per saved reproducer. Each case with a verdict
 in ``--save`` (default: differ, error, engine-error) is shrunk (its choice sequence replayed
@@ -133,7 +133,7 @@ def save_reproducer(seed: int, index: int, choices: list[int], exclude: frozense
 
 
 def serve() -> int:
-    from irtool.workers import serve as serve_jobs
+    from irtool.core.workers import serve as serve_jobs
 
     def handle(job: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
         seed, index, options = job
@@ -142,7 +142,7 @@ def serve() -> int:
     def warm_up() -> None:
         from support.differential import forms  # noqa: F401
 
-        import irtool.onnx  # noqa: F401  (the first case should not pay for the imports)
+        import irtool.frontends.onnx  # noqa: F401  (the first case should not pay for the imports)
 
     return serve_jobs(handle, setup=warm_up)
 
@@ -153,7 +153,7 @@ def serve() -> int:
 def run(args: argparse.Namespace) -> int:
     from support.differential.forms import FORMS, VERDICTS
 
-    from irtool.workers import Pool
+    from irtool.core.workers import Pool
 
     options = {"exclude": args.exclude or [], "save": args.save, "out": str(args.out),
                "shrink_budget": args.shrink_budget, "forms": args.form or []}

@@ -11,8 +11,8 @@ dynamo exporters, onnxscript, tf2onnx, skl2onnx, onnxmltools; see that folder's
   matches onnxruntime, for comparison.
 
 onnxruntime on the fixture's checked-in inputs is the reference. Every backend runs in
-a child process (``irtool.crosscheck.isolate``), so a crash or hang is that cell's
-reason and the other rows still run. Tolerances are ``irtool.crosscheck.compare``'s
+a child process (``irtool.engines.isolate``), so a crash or hang is that cell's
+reason and the other rows still run. Tolerances are ``irtool.tools.compare``'s
 defaults (f64 compared at f32's, since OpenVINO's CPU plugin computes f64 in f32).
 
     python bench/exporter_models.py [NAME ...] [--json FILE]
@@ -32,16 +32,12 @@ import onnx
 from tqdm import tqdm
 
 import irtool
-from irtool.crosscheck import (
-    IrtoolBackend,
-    OnnxRuntimeBackend,
-    OpenVINOBackend,
-    OpenVINOFrontendBackend,
-    Outcome,
-    compare_outputs,
-)
-from irtool.crosscheck.backends import first_line
-from irtool.crosscheck.isolate import Isolated
+from irtool.engines.base import EngineResult, first_line
+from irtool.engines.isolate import Isolated
+from irtool.engines.onnxruntime import OnnxRuntimeEngine
+from irtool.engines.openvino import OpenVINOEngine, OpenVINOFrontendEngine
+from irtool.engines.runtime import IrtoolEngine
+from irtool.tools.compare import compare_outputs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "onnx_exporters"
 COLUMNS = ("converts", "irtool", "OV (irtool IR)", "OV frontend")
@@ -74,7 +70,7 @@ def load_inputs(entry: dict, folder: Path = FIXTURES) -> dict[str, np.ndarray]:
         return {name: npz[name] for name in npz.files}
 
 
-def verdict(outcome: Outcome, reference: Outcome, outputs: list[str]) -> str:
+def verdict(outcome: EngineResult, reference: EngineResult, outputs: list[str]) -> str:
     """``ok`` when every output matches the reference, else what is wrong, in one line."""
     if outcome.error is not None:
         return f"error: {outcome.error}"
@@ -89,8 +85,8 @@ def run_fixture(entry: dict, workdir: Path, folder: Path = FIXTURES) -> Row:
     feed = load_inputs(entry, folder)
     proto = onnx.load(str(onnx_path))
     outputs = [o.name for o in proto.graph.output]
-    reference = Isolated(OnnxRuntimeBackend(proto)).try_run(feed)
-    frontend = Isolated(OpenVINOFrontendBackend(onnx_path)).try_run(feed)
+    reference = Isolated(OnnxRuntimeEngine(proto)).try_run(feed)
+    frontend = Isolated(OpenVINOFrontendEngine(onnx_path)).try_run(feed)
     row = Row(entry["name"], entry["producer"], "ok", "-", "-", "-")
     try:
         model = irtool.convert(onnx_path)
@@ -103,8 +99,8 @@ def run_fixture(entry: dict, workdir: Path, folder: Path = FIXTURES) -> Row:
         row.irtool = row.ov_ir = row.ov_frontend = no_ref
         return row
     if xml is not None:
-        row.irtool = verdict(Isolated(IrtoolBackend(xml)).try_run(feed), reference, outputs)
-        row.ov_ir = verdict(Isolated(OpenVINOBackend(xml)).try_run(feed), reference, outputs)
+        row.irtool = verdict(Isolated(IrtoolEngine(xml)).try_run(feed), reference, outputs)
+        row.ov_ir = verdict(Isolated(OpenVINOEngine(xml)).try_run(feed), reference, outputs)
     row.ov_frontend = verdict(frontend, reference, outputs)
     return row
 

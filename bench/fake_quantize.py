@@ -17,7 +17,6 @@ through) on irtool, to show how large quantization itself is next to that gap.
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 import tempfile
 from collections.abc import Callable
@@ -27,6 +26,7 @@ import numpy as np
 import openvino as ov
 
 import irtool
+from irtool.ir import GraphBuilder
 
 REPO = Path(__file__).resolve().parent.parent
 IR = REPO / "tests" / "fixtures" / "ir_producers" / "cnn_int8_fq.xml"
@@ -54,9 +54,8 @@ def _with_logits(model: irtool.Model, folder: Path) -> Path:
     graph = model.graph
     softmax = graph.layers_of_type("SoftMax")[0]
     source, port = graph.source(softmax.id, softmax.inputs[0].id)
-    result = graph.add_op("Result", "opset1", [(source, port)], name="logits", num_outputs=0)
-    result.inputs[0] = copy.deepcopy(graph.layer(source).port(port))
-    result.inputs[0].id, result.inputs[0].names = 0, ()
+    builder = GraphBuilder(graph)
+    builder.result(builder.value(source, port), name="logits")
     graph.layer(source).port(port).names = ("logits",)
     return irtool.save(model, folder / IR.name)
 

@@ -5,7 +5,7 @@
 
 A target turns case number K into a hostile input (a seed file and mutations drawn
 from ``random.Random((seed, K))``) and runs it through irtool's command line, stage
-by stage. Every case runs in a worker process of ``irtool.workers``, so that a crash
+by stage. Every case runs in a worker process of ``irtool.core.workers``, so that a crash
 or a hang is counted, not suffered. Outcomes per stage (``tests/support/fuzzing.py``):
 
   refused   exit 1, one line on stderr naming the problem, nothing written
@@ -106,7 +106,7 @@ def onnx_case(seed: int, index: int, work: Path) -> CaseResult:
     import onnx
     from support.fuzz_onnx import describe, mutate, seed_models
 
-    from irtool.crosscheck.inputs import make_inputs
+    from irtool.tools.inputs import make_inputs
 
     chooser = RandomChooser(seed * 1_000_003 + index)
     name, model = pick(chooser, seed_models())
@@ -146,7 +146,7 @@ def _disagree(outputs: dict[str, dict]) -> bool | None:
     """Do irtool's and OpenVINO's outputs differ (None unless both ran)?"""
     if len(outputs) != 2:
         return None
-    from irtool.crosscheck.compare import compare
+    from irtool.tools.compare import compare
 
     ours, theirs = outputs["irtool"], outputs["openvino"]
     # A graph output listed twice is one name to irtool and two to OpenVINO, which calls the
@@ -205,7 +205,7 @@ TARGETS: dict[str, Callable[[int, int, Path], CaseResult]] = {"onnx": onnx_case,
 def serve() -> int:
     import resource
 
-    from irtool.workers import serve as serve_jobs
+    from irtool.core.workers import serve as serve_jobs
 
     limit = int(float(os.environ.get("IRTOOL_FUZZ_MEMORY_GIB", "6")) * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -236,7 +236,7 @@ def _warm_up() -> None:
 
 def run(targets: list[str], cases: int, seed: int, workers: int, timeout: float,
         memory: float, keep: Path | None, only: int | None) -> int:
-    from irtool.workers import Pool
+    from irtool.core.workers import Pool
 
     base = keep or Path(tempfile.mkdtemp(prefix="irtool-fuzz-"))
     indices = [only] if only is not None else list(range(cases))

@@ -65,13 +65,15 @@ RUNTIME_TESTS = ("tests/runtime/test_iteration_helpers.py",
                  "tests/runtime/test_runtime_declared.py")
 # The translators of Loop, Scan and If (sequences appended in a Loop, zero-trip loops);
 # the sliced-input tests add nothing here that the Loop tests do not.
-CONVERT_TESTS = ("tests/onnx/test_convert_loop.py", "tests/onnx/test_convert_scan.py",
-                 "tests/onnx/test_convert_if.py", "tests/onnx/test_convert_sequences.py",
-                 "tests/onnx/test_zero_trip_loops.py")
+CONVERT_TESTS = ("tests/frontends/onnx/test_convert_loop.py",
+                 "tests/frontends/onnx/test_convert_scan.py",
+                 "tests/frontends/onnx/test_convert_if.py",
+                 "tests/frontends/onnx/test_convert_sequences.py",
+                 "tests/frontends/onnx/test_zero_trip_loops.py")
 # The sliced-input pass runs in every Loop conversion: its own tests, and the Loop and
 # Scan tests (compared with onnxruntime) for loops it must leave alone.
-SLICE_TESTS = ("tests/onnx/test_convert_slice_inputs.py", "tests/onnx/test_convert_loop.py",
-               "tests/onnx/test_convert_scan.py")
+SLICE_TESTS = ("tests/passes/test_slice_inputs.py", "tests/frontends/onnx/test_convert_loop.py",
+               "tests/frontends/onnx/test_convert_scan.py")
 # The generated Python loop: the runtime's Loop and TensorIterator tests (the slicing and
 # stacking helpers' own tests do not reach it).
 LOOPGEN_TESTS = ("tests/runtime/test_runtime_loopgen.py", "tests/runtime/test_loop_semantics.py",
@@ -81,18 +83,19 @@ LOOPGEN_TESTS = ("tests/runtime/test_runtime_loopgen.py", "tests/runtime/test_lo
                  "tests/runtime/test_runtime_declared.py",
                  # the in-place writes (plan.Reuse) in loop bodies: what the loop keeps
                  "tests/runtime/test_runtime_inplace.py")
-VALIDATE_TESTS = ("tests/validate/test_validate_rules.py", "tests/validate/test_validate.py")
-IR_TESTS = ("tests/ir/test_ir_core.py", "tests/ir/test_files.py", "tests/ir/test_builder.py",
+VALIDATE_TESTS = ("tests/validation/test_validate_rules.py", "tests/validation/test_validate.py")
+IR_TESTS = ("tests/ir/test_ir_core.py", "tests/core/test_files.py", "tests/ir/test_builder.py",
             "tests/ir/test_canonical.py", "tests/ir/test_producer_fixtures.py")
 # The reader's refusals of bad input are pinned in the validator's rule and hostile-file
 # tests (lenient and strict), its IR v10/v11 reading by the schema and OpenVINO round trips.
 READER_TESTS = (*IR_TESTS, "tests/ir/test_xml_reader.py", "tests/ir/test_schema.py",
                 "tests/ir/test_round_trip_openvino_models.py",
-                "tests/validate/test_validate_rules.py", "tests/validate/test_validate.py",
+                "tests/validation/test_validate_rules.py", "tests/validation/test_validate.py",
                 "tests/cli/test_hostile_input.py")
 # the writer's .bin: streamed from views, de-duplicated, external data and mmap'd Consts
-WRITER_TESTS = (*IR_TESTS, "tests/ir/test_save_streaming.py", "tests/onnx/test_convert_weights.py",
-                "tests/onnx/test_external_data.py")
+WRITER_TESTS = (*IR_TESTS, "tests/ir/test_save_streaming.py",
+                "tests/frontends/onnx/test_convert_weights.py",
+                "tests/frontends/onnx/test_external_data.py")
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,14 @@ class Module:
 # In the order the issue lists them; a partial run covers a prefix.
 MODULES = (
     Module("irtool/runtime/control_flow.py", RUNTIME_TESTS),
-    Module("irtool/runtime/loopgen.py", LOOPGEN_TESTS),
+    Module("irtool/runtime/codegen/loops.py", LOOPGEN_TESTS),
     Module("irtool/runtime/iteration.py", RUNTIME_TESTS),
-    Module("irtool/onnx/control_flow.py", CONVERT_TESTS),
-    Module("irtool/onnx/passes/slice_inputs.py", SLICE_TESTS),
+    Module("irtool/frontends/onnx/control_flow.py", CONVERT_TESTS),
+    Module("irtool/passes/slice_inputs.py", SLICE_TESTS),
     Module("irtool/validation/control_flow.py", VALIDATE_TESTS),
     Module("irtool/validation/structure.py", VALIDATE_TESTS),
-    Module("irtool/ir/xml_reader.py", READER_TESTS),
-    Module("irtool/ir/xml_writer.py", WRITER_TESTS),
+    Module("irtool/ir/serde/xml_reader.py", READER_TESTS),
+    Module("irtool/ir/serde/xml_writer.py", WRITER_TESTS),
 )
 
 # mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code, but

@@ -21,9 +21,9 @@ _STACK_SHORTCUT = ("equivalent: stack's single np.stack is a shortcut taken when
                    "gives the identical array (test_stack_is_unsqueeze_then_concat checks "
                    "both paths by hand on every axis pair)")
 _IT = "irtool.runtime.iteration."
-_SI = "irtool.onnx.passes.slice_inputs."
-_LG = "irtool.runtime.loopgen."
-_OCF = "irtool.onnx.control_flow."
+_SI = "irtool.passes.slice_inputs."
+_LG = "irtool.runtime.codegen.loops."
+_OCF = "irtool.frontends.onnx.control_flow."
 _COUNTER_INDEX = ("equivalent: this counter value is only the index the Gather kernel gets on "
                   "iterations past X's length; a Gather's output has the data's element "
                   "type, and the number i (below the iteration cap of 10**6) is the same "
@@ -68,7 +68,7 @@ _CYCLE_START = ("not equivalent in general, message only: it changes where the p
                 "layer (the smallest id, `first`) are unchanged, and in every cyclic graph "
                 "here the smallest id is visited first")
 
-_XW = "irtool.ir.xml_writer.xǁ_BinBuilderǁ"
+_XW = "irtool.ir.serde.xml_writer.xǁ_BinBuilderǁ"
 _SAMPLE = ("equivalent: _sample is only a pre-filter of the .bin's de-duplication: two payloads "
            "are merged only after _same compares all their bytes, and this mutant still "
            "returns a function of the payload's own bytes (a read without the descriptor "
@@ -79,7 +79,7 @@ _SAME = ("equivalent: _same still compares every byte of the two payloads (a rea
          "of 1 compares overlapping chunks; starting at 1 skips byte 0, which every _sample "
          "already read and found equal)")
 
-_XR = "irtool.ir.xml_reader."
+_XR = "irtool.ir.serde.xml_reader."
 _NONE_IS_FALSE = ("equivalent: lxml's XMLParser reads this option by its truth value, so None "
                   "is False, the value it had")
 _LXML_DEFAULT = ("equivalent: the option left out has lxml's default value (no_network=True, "

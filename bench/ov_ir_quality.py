@@ -83,7 +83,7 @@ def cases(quick: bool) -> Iterator[Case]:
         if _ops(model.graph) & CONTROL_FLOW:
             yield f"exporter {path.stem}", model, dict(np.load(path.with_suffix(
                 ".inputs.npz"))), {}
-    from irtool.crosscheck import conformance
+    from irtool.tools import conformance
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

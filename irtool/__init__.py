@@ -12,13 +12,9 @@ executor, and cross-check against onnxruntime and OpenVINO::
     session = irtool.compile(model)   # stateful: variables kept from run to run
 """
 
-# Load the ``irtool.validate`` submodule before binding the function of the same
-# name: importing it later (api.validate does, lazily) would rebind
-# ``irtool.validate`` to the module and break the second call.
-from . import validate as _validate_module  # noqa: F401
 from .api import check, compile, convert, inspect, load, run, run_steps, save, validate
-from .diagnostics import Diagnostic
-from .errors import (
+from .core.diagnostics import Diagnostic
+from .core.errors import (
     BackendError,
     ConversionError,
     ExecutionError,
@@ -28,7 +24,7 @@ from .errors import (
     IRValidationError,
     UnsupportedOpError,
 )
-from .extensions import load_extension
+from .core.extensions import load_extension
 from .ir import Model
 
 __version__ = "0.1.0"
@@ -41,8 +37,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # type: ignore[no-untyped-def]
-    """``irtool.backend`` (the ONNX backend) imports onnx, so it loads on first use."""
+def __getattr__(name: str) -> object:
+    """``irtool.backend``, the ONNX backend, on first use: it imports onnx, which takes
+    longer than the rest of ``import irtool`` (every command pays for what this imports)."""
     if name == "backend":
         import importlib
 

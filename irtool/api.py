@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .diagnostics import Diagnostic
-from .errors import ExecutionError, IRToolError
-from .feeds import input_mismatch
+from .core.diagnostics import Diagnostic
+from .core.errors import ExecutionError, IRToolError
+from .core.feeds import input_mismatch
+from .core.sniff import file_kind
 from .ir import Model, read_model, write_model
-from .sniff import file_kind
 
 if TYPE_CHECKING:
     import onnx
 
-    from .crosscheck import CheckReport
     from .runtime.session import CompiledModel
+    from .tools.check import CheckReport
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 # What each call did and how long it took: `irtool -v` shows these (Python's logging).
 log = logging.getLogger(__name__)
@@ -51,9 +51,9 @@ def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = Tru
     if not strict:
         model = read_model(path, bin_path)
     else:
-        from .validation import load_checked
+        from .validation import read_valid
 
-        model = load_checked(path, bin_path)
+        model = read_valid(path, bin_path)
     log.info("read %s (%d layers) in %.2f s", path, len(model.graph),
              time.perf_counter() - started)
     return model
@@ -62,15 +62,14 @@ def load(path: PathLike, bin_path: PathLike | None = None, *, strict: bool = Tru
 def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Path:
     """Write ``model`` as ``path`` (.xml) plus the ``.bin`` beside it; returns the .xml path.
 
-    All or nothing (see :mod:`irtool.files`); missing folders are created.
+    All or nothing (see :mod:`irtool.core.files`); missing folders are created.
 
     With ``compress_to_fp16`` f32 constants are stored as f16 and decompressed
     by a ``Convert`` layer, as OpenVINO's own ``compress_to_fp16`` does.
     """
-    if compress_to_fp16:
-        from .passes.fp16 import compress_to_fp16 as _compress
+    from .passes import pipelines
 
-        model = _compress(model)
+    model = pipelines.saving(compress_to_fp16=compress_to_fp16)(model).target
     xml, _ = write_model(model, path)
     log.info("wrote %s and its .bin%s", xml, " (f32 constants as f16)" if compress_to_fp16
              else "")
@@ -79,7 +78,8 @@ def save(model: Model, path: PathLike, *, compress_to_fp16: bool = False) -> Pat
 
 def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
             vectorize: bool = True, base_dir: PathLike | None = None,
-            input_shapes: Mapping[str, Sequence[int | None]] | None = None) -> Model:
+            input_shapes: Mapping[str, Sequence[int | None]] | None = None,
+            optimize: bool = True) -> Model:
     """Convert an ONNX model (a path or a ``ModelProto``) to an IR v11 ``Model``.
 
     A path's large tensors and external data are read from its files when needed, never
@@ -93,17 +93,18 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     ``vectorize=False`` keeps Loops and TensorIterators whose iterations are
     independent, which are otherwise replaced by their body computed once over all
     iterations (``irtool.passes.vectorize``, where the trip count, condition and slices
-    prove it the same). Raises ``ConversionError`` (naming the ONNX node) or ``UnsupportedOpError``
-    (listing every unsupported operator).
+    prove it the same). ``optimize=False`` runs no optimising pass at all: no
+    vectorisation, no slicing (asking for it too is refused), no Identity layer dropped;
+    what remains is translation, pruning of dead layers, and the forms OpenVINO needs to
+    run or to compute right (a Loop that runs no iteration folded, copies on crossed
+    back edges; ``irtool.frontends.onnx.converter``). Raises ``ConversionError`` (naming the ONNX
+    node) or ``UnsupportedOpError`` (listing every unsupported operator).
     """
-    from . import onnx_analysis
-
-    onnx_analysis.prestart()  # its worker starts while the translators are imported
-    from .onnx import convert_model
+    from .frontends.onnx import convert_model  # starts ONNX's checker worker first
 
     started = time.perf_counter()
     ir = convert_model(model, slice_inputs=slice_inputs, vectorize=vectorize,
-                       base_dir=base_dir, input_shapes=input_shapes)
+                       base_dir=base_dir, input_shapes=input_shapes, optimize=optimize)
     log.info("converted %s to IR (%d layers in the main graph) in %.2f s",
              model if not hasattr(model, "graph") else "the ModelProto", len(ir.graph),
              time.perf_counter() - started)
@@ -119,6 +120,7 @@ def run(
     backend: str = "irtool",
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
+    optimize: bool = True,
 ) -> dict[str, np.ndarray]:
     """Run an IR (or an ONNX model, converted first) and return its outputs by tensor name:
     one stateless inference (every variable of a stateful model at its initial value; see
@@ -136,37 +138,44 @@ def run(
 
     A ``Model`` is checked and compiled on its first run; later runs of the same, unchanged
     model object reuse that plan (``irtool.runtime.cache``), which ``compile`` shares.
+
+    ``optimize=False`` runs irtool's executor without any rewrite that only makes it
+    faster (``irtool.runtime.plan.RunOptions`` lists them: no constant folding, no pool
+    fusion, no specialised or inlined kernels, no in-place writes, no batched loops), and
+    converts an ONNX model without optimising passes (``convert``); OpenVINO runs the IR
+    as it is.
     """
     _check_max_iterations(max_iterations)
     if not isinstance(model_or_path, Model) and file_kind(model_or_path) == "onnx":
         # An ONNX model runs as the IR convert makes of it, as OpenVINO's read_model does.
-        model_or_path = convert(model_or_path)
+        model_or_path = convert(model_or_path, optimize=optimize)
     if backend == "irtool":
         from .runtime import Executor
 
         if isinstance(model_or_path, Model):  # checked and compiled once per model state
             return Executor(model_or_path, max_iterations=max_iterations,
-                            cached=True).run(inputs)
+                            cached=True, optimize=optimize).run(inputs)
         return Executor(load(model_or_path), max_iterations=max_iterations,
-                        check=False).run(inputs)
+                        check=False, optimize=optimize).run(inputs)
     if backend == "openvino":
         _gate(model_or_path)
         return _run_openvino(model_or_path, inputs, timeout)
     raise ExecutionError(f"unknown backend {backend!r} (irtool or openvino)")
 
 
-def compile(model_or_path: Model | PathLike, *,
-            max_iterations: int | None = None) -> CompiledModel:
+def compile(model_or_path: Model | PathLike, *, max_iterations: int | None = None,
+            optimize: bool = True) -> CompiledModel:
     """A session over the model, like OpenVINO's infer request: ``.run(inputs)`` is one
     step and keeps the variables (ReadValue/Assign) for the next, ``.reset_state()``
     returns them to their initial values, and ``.state`` reads and sets them by variable
-    id. A path is loaded (and checked) first. The plan is the one ``run`` caches."""
+    id. A path is loaded (and checked) first. The plan is the one ``run`` caches.
+    ``optimize=False``: as for ``run``; ``.optimizations`` says what was applied."""
     from .runtime.session import CompiledModel
 
     _check_max_iterations(max_iterations)
     model = model_or_path if isinstance(model_or_path, Model) else load(model_or_path)
     return CompiledModel(model, max_iterations=max_iterations,
-                         check=isinstance(model_or_path, Model))
+                         check=isinstance(model_or_path, Model), optimize=optimize)
 
 
 def _gate(model_or_path: Model | PathLike) -> None:
@@ -182,14 +191,15 @@ def run_steps(
     backend: str = "irtool",
     max_iterations: int | None = None,
     timeout: float = OPENVINO_TIMEOUT_S,
+    optimize: bool = True,
 ) -> list[dict[str, np.ndarray]]:
     """The outputs of each of ``steps`` run in turn in one session, so that the variables
     of a stateful model (ReadValue/Assign) carry from step to step: ``compile`` for
     irtool, one infer request for ``backend="openvino"`` (in a worker process, as
-    ``run``)."""
+    ``run``). ``optimize=False``: as for ``run``."""
     _check_max_iterations(max_iterations)
     if backend == "irtool":
-        session = compile(model_or_path, max_iterations=max_iterations)
+        session = compile(model_or_path, max_iterations=max_iterations, optimize=optimize)
         return [session.run(step) for step in steps]
     if backend == "openvino":
         _gate(model_or_path)
@@ -199,11 +209,12 @@ def run_steps(
 
 def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping[str, Any]],
                         timeout: float) -> list[dict[str, np.ndarray]]:
-    from .crosscheck.backends import OpenVINOSessionBackend, flatten_steps, split_steps
-    from .crosscheck.isolate import Isolated
+    from .engines.base import flatten_steps, split_steps
+    from .engines.isolate import Isolated
+    from .engines.openvino import OpenVINOSessionEngine
 
     with _ir_on_disk(model_or_path) as (xml, shown):
-        outputs = Isolated(OpenVINOSessionBackend(xml), timeout, label="OpenVINO",
+        outputs = Isolated(OpenVINOSessionEngine(xml), timeout, label="OpenVINO",
                            doing=f" running {shown}").run(flatten_steps(steps))
     return split_steps(outputs)
 
@@ -212,7 +223,7 @@ def _run_openvino_steps(model_or_path: Model | PathLike, steps: Sequence[Mapping
 def _ir_on_disk(model_or_path: Model | PathLike) -> Iterator[tuple[Path, str]]:
     """The IR file OpenVINO reads, and how messages name it: an in-memory model is written to
     a temporary folder (removed afterwards) and named by file name, a path as given."""
-    from .errors import BackendError
+    from .core.errors import BackendError
 
     if not isinstance(model_or_path, Model):
         xml = Path(model_or_path)
@@ -237,9 +248,9 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                   timeout: float) -> dict[str, np.ndarray]:
     """OpenVINO in a worker process: it can die of a signal or never end on an IR (a Loop it
     runs zero times, one with no trip count), and that must be a one-line error here."""
-    from .crosscheck.backends import OpenVINOBackend
-    from .crosscheck.isolate import Isolated
-    from .errors import BackendError
+    from .core.errors import BackendError
+    from .engines.isolate import Isolated
+    from .engines.openvino import OpenVINOEngine
 
     with _ir_on_disk(model_or_path) as (xml, shown):
         names = read_model(xml).input_names()
@@ -253,13 +264,13 @@ def _run_openvino(model_or_path: Model | PathLike, inputs: Mapping[str, Any] | S
                 raise BackendError(f"{len(inputs)} inputs given, the model takes {len(names)}",
                                    file=str(xml))
             inputs = dict(zip(names, inputs))
-        return Isolated(OpenVINOBackend(xml), timeout, label="OpenVINO",
+        return Isolated(OpenVINOEngine(xml), timeout, label="OpenVINO",
                         doing=f" running {shown}").run(inputs)
 
 
 def validate(model_or_path: Model | PathLike) -> list[Diagnostic]:
     """Every problem in an IR (a path is checked against the XSD too); empty when sound."""
-    from .validate import validate as _validate
+    from .validation import validate as _validate
 
     started = time.perf_counter()
     found = _validate(model_or_path)
@@ -273,41 +284,45 @@ def check(model: onnx.ModelProto | PathLike, inputs: Mapping[str, Any] | None = 
           rtol: float | None = None, atol: float | None = None,
           keep_dir: PathLike | None = None, timeout: float = OPENVINO_TIMEOUT_S,
           max_iterations: int | None = None,
-          progress: Callable[[str], None] | None = None) -> CheckReport:
+          progress: Callable[[str], None] | None = None,
+          optimize: bool = True) -> CheckReport:
     """Convert, run onnxruntime, irtool and OpenVINO, and compare every output.
 
     - ``inputs``: arrays by tensor name; those not given are random.
     - ``seed``: the random inputs' seed (default 0).
     - ``shapes``: the shape of each input with dynamic dims, e.g. ``{"x": (2, 3)}``.
     - ``rtol`` / ``atol``: tolerances for every output, instead of the per-dtype defaults
-      (``irtool.crosscheck.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
+      (``irtool.tools.compare.default_tolerance``: f32 1e-4 / 1e-5, f16 1e-2 / 1e-3,
       bf16 2e-2 / 1e-2, integers and booleans exact).
     - ``keep_dir``: keep the converted IR and the inputs (``inputs.npz``) there.
     - ``timeout``: seconds onnxruntime and OpenVINO each get in their worker process
       (default 300); a crash or a time-out becomes that backend's reason.
     - ``max_iterations``: irtool's runtime stops any loop beyond it (default 10**6).
     - ``progress``: called with the name of each stage as it starts.
+    - ``optimize``: False converts without optimising passes and runs irtool's executor
+      without its rewrites (see ``convert`` and ``run``).
 
     The report's ``ok`` says whether every backend ran and agrees with onnxruntime;
-    ``format_table()`` and ``to_dict()`` show it. Raises ``ConversionError`` when the model
-    cannot be converted and ``CheckInputError`` when inputs cannot be made.
+    ``format_table()`` and ``to_dict()`` show it, and its ``optimizations`` what the
+    converter and irtool's runtime applied to the IR checked. Raises ``ConversionError``
+    when the model cannot be converted and ``CheckInputError`` when inputs cannot be made.
     """
-    from .crosscheck import check as _check
+    from .tools.check import check as _check
 
     return _check(model, inputs, seed=seed, shapes=shapes, rtol=rtol, atol=atol,
                   keep_dir=keep_dir, timeout=timeout, max_iterations=max_iterations,
-                  progress=progress)
+                  progress=progress, optimize=optimize)
 
 
 def inspect(model: Model | PathLike, *, as_dict: bool = False) -> str | dict[str, Any]:
     """What ``irtool inspect`` prints: inputs, outputs, op counts and every Loop /
     TensorIterator / If in words (``as_dict=True``: the ``inspect --json`` object).
     A path may be an IR ``.xml`` or an ONNX model (converted first)."""
-    from .inspection import load_for_inspect, summary, summary_dict
-    from .validation import check_model
+    from .tools.inspection import load_for_inspect, summary, summary_dict
+    from .validation import require_valid
 
     if isinstance(model, Model):
-        loaded, note = check_model(model), None
+        loaded, note = require_valid(model), None
     else:
         loaded, note = load_for_inspect(model)
     return summary_dict(loaded, note) if as_dict else summary(loaded, note)

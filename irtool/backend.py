@@ -26,7 +26,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from .errors import BackendError, ExecutionError
+from .core.errors import BackendError, ExecutionError
 from .ir import Model
 
 TARGETS = ("irtool", "openvino")
@@ -85,7 +85,7 @@ class IrtoolRep(BackendRep):
         if self._executor is not None:
             outputs = self._executor.run(feed)
         else:
-            from .backends.openvino import run_ir
+            from .engines.openvino import run_ir
 
             outputs = run_ir(self._xml, feed)
         missing = [n for n in self.output_names if n not in outputs]
@@ -106,7 +106,7 @@ class IrtoolBackend(Backend):
                 **kwargs: Any) -> IrtoolRep:
         """Convert ``model``; ``target="openvino"`` runs it on OpenVINO instead of irtool.
         ``max_iterations`` caps every loop of irtool's runtime."""
-        from .onnx import convert_model
+        from .frontends.onnx import convert_model
 
         if not cls.supports_device(device):
             raise BackendError(f"device {device!r} is not supported (CPU only)")

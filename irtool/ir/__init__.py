@@ -1,7 +1,6 @@
 """The in-memory IR, building it in code, and its XML/.bin serialization."""
 
 from .builder import GraphBuilder, IfBuilder, LoopBuilder, TensorIteratorBuilder, Value
-from .canonical import round_trip_difference, xml_difference
 from .graph import (
     BackEdge,
     ConstData,
@@ -19,9 +18,10 @@ from .graph import (
     parse_shape,
     tensor_name,
 )
+from .serde.canonical import round_trip_difference, xml_difference
+from .serde.xml_reader import read_model, read_model_bytes
+from .serde.xml_writer import serialize, write_model
 from .types import ELEMENT_TYPES, ElementType, element_type, from_numpy
-from .xml_reader import read_model, read_model_bytes
-from .xml_writer import serialize, write_model
 
 __all__ = [
     "ELEMENT_TYPES", "BackEdge", "ConstData", "Edge", "ElementType", "Graph", "GraphBuilder",

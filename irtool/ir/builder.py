@@ -40,6 +40,7 @@ from .graph import (
     ConstData,
     Graph,
     Layer,
+    Port,
     PortMapEntry,
     Shape,
     TensorInfo,
@@ -70,7 +71,7 @@ class Value:
 
     @property
     def src(self) -> tuple[int, int]:
-        """``(layer, port)``, as ``Graph.add_op`` takes its inputs."""
+        """``(layer, port)``: where the value comes from, as ``Graph.connect`` names it."""
         return self.layer, self.port
 
 
@@ -98,8 +99,9 @@ def ir_attr(value: Any) -> str:
 class GraphBuilder:
     """Adds layers with typed ports to one graph (a new one, or ``graph``).
 
-    ``infer`` gives the output types of a layer added without them (the ONNX
-    frontend asks the opset); without it, ``op`` needs ``outputs``.
+    ``op`` is the one way to add a layer, everywhere (the ONNX translators' ``NodeContext``
+    is a ``GraphBuilder`` too). ``infer`` gives the output types of a layer added without
+    them (the ONNX frontend asks the opset); without it, ``op`` needs ``outputs``.
     """
 
     def __init__(self, graph: Graph | None = None, infer: Infer | None = None) -> None:
@@ -107,39 +109,74 @@ class GraphBuilder:
         self.infer = infer
 
     # -- plain layers ---------------------------------------------------------
-    def add(self, type: str, version: str, inputs: Sequence[Value],
-            attrs: Mapping[str, Any] | None = None, *, outputs: Sequence[TensorInfo],
-            name: str | None = None, output_names: Iterable[Iterable[str]] = (),
-            has_data: bool = True) -> tuple[Layer, list[Value]]:
-        """The layer ``type``-``version`` fed by ``inputs``, with one output per
-        ``outputs`` entry; attribute values may be Python values (see ``ir_attr``)."""
-        layer = self.graph.add_op(type, version, [v.src for v in inputs],
-                                  {k: ir_attr(v) for k, v in (attrs or {}).items()},
-                                  name=name, num_outputs=len(outputs),
-                                  output_names=output_names)
-        layer.has_data = has_data
-        for port, value in zip(layer.inputs, inputs):
-            port.precision, port.dims = value.element_type, value.shape
-        values = []
-        for port, info in zip(layer.outputs, outputs):
-            port.precision, port.dims = info.element_type, info.shape
-            values.append(Value(layer.id, port.id, info))
-        return layer, values
-
     def op(self, type: str, version: str, inputs: Sequence[Value],
            attrs: Mapping[str, Any] | None = None, *,
-           outputs: Sequence[TensorInfo] | None = None, name: str | None = None,
-           output_names: Iterable[Iterable[str]] = ()) -> list[Value]:
-        """``add``, returning the output values; without ``outputs`` the builder's
-        ``infer`` works them out."""
+           outputs: Sequence[TensorInfo] | None = None,
+           refine: Sequence[TensorInfo | None] = (), name: str | None = None,
+           output_names: Iterable[Iterable[str]] = (), has_data: bool = True) -> list[Value]:
+        """Add the layer ``type``-``version`` fed by ``inputs``; returns its output values
+        (the layer is ``graph.layer(values[0].layer)``). Attribute values may be Python
+        values (see ``ir_attr``).
+
+        ``outputs``: the output types. Without them the builder's ``infer`` works them out,
+        and ``refine`` holds what else is known of them (ONNX shape inference's types, by
+        output): each inferred type keeps its element type and takes the static dims of
+        its ``refine`` entry where the ranks agree, and the entry stands in for an output
+        inference cannot tell. ``has_data``: whether the layer writes a ``<data>`` element.
+        """
         if outputs is None:
-            if self.infer is None:
-                raise ValueError(f"{type}-{version}: give the output types (this builder "
-                                 "infers none)")
-            outputs = self.infer(self, type, version, inputs,
-                                 {k: ir_attr(v) for k, v in (attrs or {}).items()}, name)
-        return self.add(type, version, inputs, attrs, outputs=outputs, name=name,
-                        output_names=output_names)[1]
+            outputs = self._infer(type, version, inputs,
+                                  {k: ir_attr(v) for k, v in (attrs or {}).items()}, name, refine)
+        return self._add(type, version, inputs, attrs, outputs, name, output_names,
+                         has_data)[1]
+
+    def _infer(self, type: str, version: str, inputs: Sequence[Value], attrs: dict[str, str],
+               name: str | None, refine: Sequence[TensorInfo | None]) -> list[TensorInfo]:
+        if self.infer is None:
+            raise ValueError(f"{type}-{version}: give the output types (this builder "
+                             "infers none)")
+        if not refine:
+            return self.infer(self, type, version, inputs, attrs, name)
+        try:
+            inferred: list[TensorInfo] | None = self.infer(self, type, version, inputs, attrs,
+                                                           name)
+        except Exception:  # inference cannot tell here; what else is known may
+            inferred = None
+        infos = []
+        for k, hint in enumerate(refine):
+            own = inferred[k] if inferred is not None and k < len(inferred) else None
+            info = _refined(own, hint)
+            if info is None:  # neither knows: inference's own error says why
+                return self.infer(self, type, version, inputs, attrs, name)
+            infos.append(info)
+        if inferred is not None and len(inferred) > len(infos):
+            infos.extend(inferred[len(infos):])
+        return infos
+
+    def _add(self, type: str, version: str, inputs: Sequence[Value],
+             attrs: Mapping[str, Any] | None, outputs: Sequence[TensorInfo],
+             name: str | None = None, output_names: Iterable[Iterable[str]] = (),
+             has_data: bool = True) -> tuple[Layer, list[Value]]:
+        """Where every layer is made: input ports numbered ``0..n-1`` and output ports
+        after them, as OpenVINO numbers them, each typed; inputs connected."""
+        lid = self.graph.next_id()
+        n = len(inputs)
+        names = [tuple(ns) for ns in output_names]
+        layer = Layer(
+            id=lid,
+            name=name or f"{type}_{lid}",
+            type=type,
+            version=version,
+            attrs={k: ir_attr(v) for k, v in (attrs or {}).items()},
+            inputs=[Port(i, value.element_type, value.shape) for i, value in enumerate(inputs)],
+            outputs=[Port(n + k, info.element_type, info.shape, names[k] if k < len(names)
+                          else ()) for k, info in enumerate(outputs)],
+            has_data=has_data,
+        )
+        self.graph.add_layer(layer)
+        for i, value in enumerate(inputs):
+            self.graph.connect(value.layer, value.port, lid, i)
+        return layer, [Value(lid, port.id, info) for port, info in zip(layer.outputs, outputs)]
 
     def const(self, value: Any, et: ElementType | None = None, name: str | None = None,
               source: tuple[str, int] | None = None) -> Value:
@@ -151,9 +188,9 @@ class GraphBuilder:
             source = None
         et = et or from_numpy(array.dtype)
         info = TensorInfo(et, tuple(array.shape))
-        layer, (out,) = self.add("Const", "opset1", [], {
+        layer, (out,) = self._add("Const", "opset1", [], {
             "element_type": et.name, "shape": ",".join(str(d) for d in array.shape)},
-            outputs=[info], name=name)
+            [info], name)
         layer.const = ConstData.from_array(array, source)
         return out
 
@@ -167,13 +204,13 @@ class GraphBuilder:
     def parameter(self, info: TensorInfo, name: str, tensor_names: Iterable[str] = ()
                   ) -> Value:
         """A ``Parameter`` of ``info``; ``tensor_names`` go on its output port."""
-        return self.add("Parameter", "opset1", [], {
+        return self._add("Parameter", "opset1", [], {
             "shape": format_shape(info.shape), "element_type": info.element_type.name},
-            outputs=[info], name=name, output_names=[tuple(tensor_names)])[1][0]
+            [info], name, [tuple(tensor_names)])[1][0]
 
     def result(self, value: Value, name: str | None = None) -> Layer:
         """A ``Result`` fed by ``value``."""
-        return self.add("Result", "opset1", [value], outputs=[], name=name)[0]
+        return self._add("Result", "opset1", [value], None, [], name)[0]
 
     def value(self, layer_id: int, port_id: int) -> Value:
         """An existing output port of the graph as a ``Value`` (its declared type)."""
@@ -195,6 +232,21 @@ class GraphBuilder:
             name: str | None = None) -> IfBuilder:
         """An If-8 choosing ``then_body`` or ``else_body`` by ``condition`` (input 0)."""
         return IfBuilder(self, condition, then_body, else_body, name)
+
+
+def _refined(inferred: TensorInfo | None, known: TensorInfo | None) -> TensorInfo | None:
+    """``inferred`` with the static dims of ``known`` where the ranks agree (its element
+    type is what the IR computes); ``known`` where nothing was inferred."""
+    if inferred is None:
+        return known
+    if known is None or known.shape is None:
+        return inferred
+    if inferred.shape is None:
+        return TensorInfo(inferred.element_type, known.shape)
+    if len(inferred.shape) != len(known.shape):
+        return inferred
+    dims = tuple(a if a >= 0 else b for a, b in zip(inferred.shape, known.shape))
+    return TensorInfo(inferred.element_type, dims)
 
 
 def _layer_id(end: Value | Layer | int) -> int:
@@ -238,9 +290,9 @@ class _LayerBuilder:
         if self._built:
             raise ValueError(f"this {self.type} was built already")
         self._built = True
-        layer, values = self.builder.add(
-            self.type, self.version, self.inputs, outputs=[o.info for o in self._outputs],
-            name=self.name, output_names=[o.names for o in self._outputs], has_data=False)
+        layer, values = self.builder._add(
+            self.type, self.version, self.inputs, None, [o.info for o in self._outputs],
+            self.name, [o.names for o in self._outputs], has_data=False)
         for out, port in zip(self._outputs, layer.outputs):
             for _, entry in out.entries:
                 entry.external_port_id = port.id

@@ -12,12 +12,16 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
 import numpy as np
 
+from ..core.scopes import body_scope, layer_path
 from .types import ElementType, element_type, from_numpy, unpack
+
+if TYPE_CHECKING:  # the buffer protocol's type (typing_extensions' stubs come with mypy)
+    from typing_extensions import Buffer
 
 Shape = tuple[int, ...]
 """Static or partly dynamic shape: ``-1`` marks a dynamic dimension."""
@@ -72,6 +76,35 @@ class Port:
     @property
     def rank(self) -> int | None:
         return None if self.dims is None else len(self.dims)
+
+
+def port_dtype(port: Port) -> np.dtype | None:
+    """The numpy dtype a value on ``port`` must have, or None (nothing to check)."""
+    et = port.precision
+    if et is None or not hasattr(et, "kind") or et.kind in ("dynamic", "string"):
+        return None
+    if et.dtype is None or et.bitwidth < 8:
+        return None
+    return et.dtype
+
+
+def port_dims(port: Port) -> tuple[int, ...] | None:
+    """The dims a value on ``port`` must have (-1: any), or None (rank unknown)."""
+    return tuple(port.dims) if port.dims else None
+
+
+def mismatch(value: Any, dtype: np.dtype | None, dims: tuple[int, ...] | None) -> str | None:
+    """What is wrong with ``value`` against the declaration, or None."""
+    got_dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if got_dtype is None or shape is None:
+        return f"computed a {type(value).__name__}, not a tensor"
+    if dtype is not None and got_dtype != dtype:
+        return "element type"
+    if dims is not None and (len(shape) != len(dims)
+                             or any(d >= 0 and d != s for d, s in zip(dims, shape))):
+        return "shape"
+    return None
 
 
 @dataclass
@@ -145,7 +178,7 @@ class ConstData:
 
     __slots__ = ("_buffer", "offset", "size", "source")
 
-    def __init__(self, buffer: bytes | memoryview | np.ndarray, offset: int = 0,
+    def __init__(self, buffer: Buffer, offset: int = 0,
                  size: int | None = None, source: tuple[str, int] | None = None) -> None:
         self._buffer = buffer
         self.offset = offset
@@ -325,9 +358,15 @@ def parse_shape(text: str) -> Shape | None:
 
 
 def format_shape(shape: Shape | None) -> str:
+    """A shape as the IR's ``shape`` attribute spells it: ``2,?``; ``...``: dynamic rank."""
     if shape is None:
         return "..."
     return ",".join("?" if d < 0 else str(d) for d in shape)
+
+
+def shape_text(shape: Shape | None) -> str:
+    """A shape as messages show it: ``[2,?]`` (``?``: a dynamic dim; ``[...]``: rank)."""
+    return f"[{format_shape(shape)}]"
 
 
 class Edge(NamedTuple):
@@ -366,51 +405,15 @@ class Graph:
     def next_id(self) -> int:
         return max(self.nx.nodes, default=-1) + 1
 
-    def add_op(
-        self,
-        type: str,
-        version: str,
-        inputs: Iterable[tuple[int, int]] = (),
-        attrs: dict[str, str] | None = None,
-        *,
-        name: str | None = None,
-        num_outputs: int = 1,
-        output_names: Iterable[Iterable[str]] = (),
-    ) -> Layer:
-        """Create a layer fed by ``inputs`` (``(layer_id, port_id)`` pairs) and connect it.
-
-        Input ports get ids ``0..n-1`` and output ports follow, as OpenVINO numbers
-        them. Precisions and dims stay unknown until type inference fills them.
-        """
-        sources = list(inputs)
-        lid = self.next_id()
-        n = len(sources)
-        names = [tuple(ns) for ns in output_names]
-        layer = Layer(
-            id=lid,
-            name=name or f"{type}_{lid}",
-            type=type,
-            version=version,
-            attrs=dict(attrs or {}),
-            inputs=[Port(i, None, None) for i in range(n)],
-            outputs=[
-                Port(n + k, None, None, names[k] if k < len(names) else ())
-                for k in range(num_outputs)
-            ],
-        )
-        self.add_layer(layer)
-        for i, (src, src_port) in enumerate(sources):
-            self.connect(src, src_port, lid, i)
-        return layer
-
     def layer(self, layer_id: int) -> Layer:
-        return self.nx.nodes[layer_id]["layer"]
+        layer: Layer = self.nx.nodes[layer_id]["layer"]
+        return layer
 
     def __contains__(self, layer_id: object) -> bool:
         return layer_id in self.nx
 
     def __len__(self) -> int:
-        return self.nx.number_of_nodes()
+        return int(self.nx.number_of_nodes())
 
     @property
     def layers(self) -> list[Layer]:
@@ -441,7 +444,7 @@ class Graph:
         for u, k in doomed:
             self.nx.remove_edge(u, dst, key=k)
 
-    def _ordered_edges(self) -> list[tuple[int, int, dict]]:
+    def _ordered_edges(self) -> list[tuple[int, int, dict[str, Any]]]:
         return sorted(self.nx.edges(data=True), key=lambda e: e[2].get("seq", 0))
 
     def edges(self) -> list[Edge]:
@@ -501,8 +504,7 @@ class Graph:
         for layer in self.layers:
             yield scope, layer
             for body_name, body in layer.bodies.items():
-                inner = f"{scope}/{layer.id}/{body_name}" if scope else f"{layer.id}/{body_name}"
-                yield from body.walk(inner)
+                yield from body.walk(body_scope(scope, layer.id, body_name))
 
 
 @dataclass(repr=False)
@@ -515,7 +517,7 @@ class Model:
     rt_info: list[RTNode] | None = None
     unknown: list[RTNode] = field(default_factory=list)
     path: str | None = None
-    weights_record: dict[str, str] | None = None  # see irtool.ir.weights
+    weights_record: dict[str, str] | None = None  # see irtool.ir.serde.weights
 
     @property
     def inputs(self) -> list[Layer]:
@@ -532,9 +534,7 @@ class Model:
             if p is None:
                 return "?"
             et = p.precision.name if isinstance(p.precision, ElementType) else "?"
-            dims = "[...]" if p.dims is None else \
-                "[" + ",".join("?" if d < 0 else str(d) for d in p.dims) + "]"
-            return et + dims
+            return et + shape_text(p.dims)
 
         inputs = [f"{n}: {port(layer.outputs[0] if layer.outputs else None)}"
                   for layer, n in zip(self.inputs, self.input_names())]
@@ -577,6 +577,11 @@ def tensor_name(layer: Layer, port: Port | None) -> str:
     return layer.name
 
 
+def describe_layer(layer: Layer, scope: str) -> str:
+    """How errors name a layer: its path (``core.scopes``), name and ``type-version``."""
+    return f'{layer_path(scope, layer.id)} "{layer.name}" ({layer.type}-{layer.version})'
+
+
 def legacy_output_name(layer: Layer, port: Port) -> str:
     """OpenVINO's name for an unnamed output of an IR v10 layer: the layer's name, with
     ``.N`` (N the output's position) when the layer has more than one output."""
@@ -609,7 +614,27 @@ def join_names(names: Iterable[str]) -> str:
 
 
 __all__ = [
-    "BackEdge", "ConstData", "Edge", "Graph", "Layer", "Model", "Port", "PortMapEntry",
-    "RTNode", "Shape", "Slicing", "TensorInfo", "element_type", "format_shape", "join_names",
-    "parse_shape", "split_names", "tensor_name",
+    "BackEdge",
+    "ConstData",
+    "Edge",
+    "Graph",
+    "Layer",
+    "Model",
+    "Port",
+    "PortMapEntry",
+    "RTNode",
+    "Shape",
+    "Slicing",
+    "TensorInfo",
+    "describe_layer",
+    "element_type",
+    "format_shape",
+    "join_names",
+    "mismatch",
+    "parse_shape",
+    "port_dims",
+    "port_dtype",
+    "shape_text",
+    "split_names",
+    "tensor_name",
 ]

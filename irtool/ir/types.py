@@ -16,7 +16,7 @@ import numpy as np
 try:  # onnx requires ml_dtypes, so this is normally present
     import ml_dtypes
 except ImportError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """OpenVINO operations: attribute parsing, type/shape inference and numpy kernels.
 
-Every module of this package registers its ops on import; importing the package
-loads them all, so ``lookup`` sees the full registry.
+One module per family of operations; each registers its ops on import, and importing the
+package loads them all, so ``lookup`` sees the full registry. Modules whose name starts
+with ``_`` are helpers (``_common``, ``_nn``), as in ``irtool.frontends.onnx.ops``.
 """
 
 import importlib
@@ -9,6 +10,7 @@ import pkgutil
 
 from .base import (
     REQUIRED,
+    Attrs,
     Kernel,
     NumpyCall,
     Op,
@@ -21,10 +23,10 @@ from .base import (
 )
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
+    if _module.name != "base" and not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "REQUIRED", "Kernel", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup", "make_op",
-    "register", "registered",
+    "REQUIRED", "Attrs", "Kernel", "NumpyCall", "Op", "TensorInfo", "broadcast_shapes", "lookup",
+    "make_op", "register", "registered",
 ]

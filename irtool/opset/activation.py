@@ -9,12 +9,13 @@ written IR and OpenVINO's own reader accept either.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from ._common import erf, normalize_axis
 from .base import Op, TensorInfo, register
 from .elementwise import HALF_TYPES, UnaryElementwise
-from .math_util import erf, normalize_axis
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -96,7 +97,7 @@ class Elu(UnaryElementwise):
         super().__init__(attrs)
         self.alpha = self.attr_float("alpha", 1.0)
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         alpha = x.dtype.type(self.alpha)
         with np.errstate(over="ignore"):
             return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
@@ -107,7 +108,7 @@ class _GeluBase(UnaryElementwise):
 
     tanh_mode = False
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         x64 = x.astype(np.float64)
         if self.tanh_mode:
             inner = np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3)
@@ -186,6 +187,14 @@ class _ParamActivation(Op):
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
         return [TensorInfo(inputs[0].element_type, inputs[0].shape)]
 
+    @staticmethod
+    def _two_scalars(inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+        """The input as given and as computed on (``_work``), and inputs 1 and 2 as
+        scalars of that working type."""
+        x0 = np.asarray(inputs[0])
+        x = _work(x0)
+        return x0, x, _first(inputs[1], x.dtype), _first(inputs[2], x.dtype)
+
 
 @register("Swish", "opset4")
 class Swish(_ParamActivation):
@@ -203,10 +212,7 @@ class Selu(_ParamActivation):
     """lambda * (x if x > 0 else alpha * (exp(x) - 1)); alpha, lambda are inputs 1, 2."""
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        x0 = np.asarray(inputs[0])
-        x = _work(x0)
-        alpha = _first(inputs[1], x.dtype)
-        lam = _first(inputs[2], x.dtype)
+        x0, x, alpha, lam = self._two_scalars(inputs)
         with np.errstate(over="ignore"):
             out = lam * np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
         return [np.asarray(out, dtype=x0.dtype)]
@@ -217,10 +223,7 @@ class HardSigmoid(_ParamActivation):
     """max(0, min(1, alpha * x + beta)); alpha and beta are scalar inputs 1, 2."""
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        x0 = np.asarray(inputs[0])
-        x = _work(x0)
-        alpha = _first(inputs[1], x.dtype)
-        beta = _first(inputs[2], x.dtype)
+        x0, x, alpha, beta = self._two_scalars(inputs)
         t = x.dtype.type
         return [np.asarray(np.clip(alpha * x + beta, t(0), t(1)), dtype=x0.dtype)]
 
@@ -261,7 +264,7 @@ class Clamp(UnaryElementwise):
         self.min = self.attr_float("min", -np.inf)
         self.max = self.attr_float("max", np.inf)
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
             lo = int(max(np.ceil(self.min), info.min))

@@ -11,7 +11,8 @@ parses them into typed fields once, and then offers
 
 Ops are registered under ``(type, "opsetN")``, where N is the opset that
 introduced that version of the operation, exactly as OpenVINO writes the
-``version`` attribute. ``lookup`` also accepts a later opset (``opset8`` for
+``version`` attribute; the registry (``irtool.core.registry``, the convention of both
+op trees) keys them by N. ``lookup`` also accepts a later opset (``opset8`` for
 ``Add`` still means ``Add-1``), as OpenVINO's reader does.
 """
 
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from ..core.registry import Registry
 from ..ir.graph import Shape, TensorInfo, parse_shape
 from ..ir.types import ElementType, element_type
 
@@ -57,6 +59,10 @@ Kernel = Callable[[list[np.ndarray]], list[np.ndarray]]
 runtime's specialised kernels)."""
 
 
+Attrs = Mapping[str, str]
+"""A layer's ``<data>`` attributes, as the IR writes them: text by name."""
+
+
 class AttributeParseError(ValueError):
     """An attribute that is missing or malformed (wrapped with the layer by callers)."""
 
@@ -85,12 +91,17 @@ class Op:
     anything it keeps, so the runtime may write into them once they are dead (see
     ``runtime.plan.Reuse``). Holds only for the class that defines ``compute`` (the
     runtime checks there), so a subclass with a ``compute`` of its own must set it again."""
+    pure: ClassVar[bool] = True
+    """The same inputs give the same outputs on every call. False for random draws
+    (RandomUniform, Multinomial) and variables (ReadValue, Assign): no pass may compute
+    such an op fewer or more times than the graph says (fold it into a constant, hoist it
+    out of a loop), since that changes what it gives."""
     unused_outputs: frozenset[int] = frozenset()
     """Output indices nothing reads (the runtime sets them when it compiles a plan); a kernel
     may skip their work and return an uninitialised array of the right shape and type."""
 
-    def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
-        self.attrs: Mapping[str, str] = attrs or {}
+    def __init__(self, attrs: Attrs | None = None) -> None:
+        self.attrs: Attrs = attrs or {}
 
     # -- attribute parsing (IR attributes are strings) ------------------------
     def _raw(self, name: str, default: object) -> str | None:
@@ -101,14 +112,14 @@ class Op:
             return None
         return value
 
-    def attr_str(self, name: str, default: str | object = None) -> str:
+    def attr_str(self, name: str, default: Any = None) -> str:
         raw = self._raw(name, default)
-        return default if raw is None else raw  # type: ignore[return-value]
+        return default if raw is None else raw
 
-    def attr_int(self, name: str, default: int | object = None) -> int:
+    def attr_int(self, name: str, default: Any = None) -> int:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             value = int(raw)
         except ValueError:
@@ -117,10 +128,10 @@ class Op:
             ) from None
         return _int64(self.type, name, raw, value)
 
-    def attr_float(self, name: str, default: float | object = None) -> float:
+    def attr_float(self, name: str, default: Any = None) -> float:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             return float(raw)
         except ValueError:
@@ -128,10 +139,10 @@ class Op:
                 f"{self.type}: attribute {name}={raw!r} is not a number"
             ) from None
 
-    def attr_bool(self, name: str, default: bool | object = None) -> bool:
+    def attr_bool(self, name: str, default: Any = None) -> bool:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         low = raw.strip().lower()
         if low in ("true", "1"):
             return True
@@ -139,10 +150,10 @@ class Op:
             return False
         raise AttributeParseError(f"{self.type}: attribute {name}={raw!r} is not a boolean")
 
-    def attr_ints(self, name: str, default: list[int] | object = None) -> list[int]:
+    def attr_ints(self, name: str, default: Any = None) -> list[int]:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             values = [int(x) for x in raw.split(",") if x.strip()]
         except ValueError:
@@ -151,10 +162,10 @@ class Op:
             ) from None
         return [_int64(self.type, name, raw, v) for v in values]
 
-    def attr_floats(self, name: str, default: list[float] | object = None) -> list[float]:
+    def attr_floats(self, name: str, default: Any = None) -> list[float]:
         raw = self._raw(name, default)
         if raw is None:
-            return default  # type: ignore[return-value]
+            return default
         try:
             return [float(x) for x in raw.split(",") if x.strip()]
         except ValueError:
@@ -162,20 +173,20 @@ class Op:
                 f"{self.type}: attribute {name}={raw!r} is not a list of numbers"
             ) from None
 
-    def attr_type(self, name: str, default: str | object = None) -> ElementType:
+    def attr_type(self, name: str, default: Any = None) -> ElementType:
         raw = self._raw(name, default)
         if raw is None:
-            raw = default  # type: ignore[assignment]
+            raw = default
         try:
-            return element_type(raw)  # type: ignore[arg-type]
+            return element_type(raw)
         except KeyError:
             raise AttributeParseError(
                 f"{self.type}: attribute {name}={raw!r} is not an element type"
             ) from None
 
-    def attr_shape(self, name: str, default: str | object = None) -> Shape | None:
+    def attr_shape(self, name: str, default: Any = None) -> Shape | None:
         raw = self._raw(name, default)
-        return parse_shape(default if raw is None else raw)  # type: ignore[arg-type]
+        return parse_shape(default if raw is None else raw)
 
     # -- semantics -----------------------------------------------------------
     def infer(self, inputs: Sequence[TensorInfo],
@@ -190,7 +201,8 @@ class Op:
         if not all(i.is_static for i in inputs):
             raise NotImplementedError(f"{self.type}-{self.version}: no inference for dynamic "
                                       "shapes")
-        args = [v if v is not None else np.zeros(i.shape, dtype=_stand_in_dtype(i.element_type))
+        # (every shape is static: checked above)
+        args = [v if v is not None else np.zeros(i.shape or (), _stand_in_dtype(i.element_type))
                 for i, v in zip(inputs, values)]
         return [TensorInfo.of(np.asarray(out)) for out in self.compute(args)]
 
@@ -213,8 +225,19 @@ _REQUIRED = object()
 REQUIRED = _REQUIRED
 """Pass as ``default`` to make an attribute mandatory."""
 
-_REGISTRY: dict[tuple[str, str], type[Op]] = {}
+_REGISTRY: Registry[type[Op]] = Registry("")
 OpT = TypeVar("OpT", bound=type[Op])
+
+
+def _key(version: str) -> int | str:
+    """The registry's key of an IR version: N for ``"opsetN"``, else the text itself."""
+    if version.startswith("opset") and version[5:].isdigit():
+        return int(version[5:])
+    return version
+
+
+def _text(key: int | str) -> str:
+    return f"opset{key}" if isinstance(key, int) else key
 
 
 def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
@@ -222,10 +245,10 @@ def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
 
     def deco(cls: OpT) -> OpT:
         for version in versions:
-            key = (op_type, version)
-            if key in _REGISTRY and _REGISTRY[key] is not cls:
-                raise ValueError(f"{op_type}-{version} is registered twice")
-            _REGISTRY[key] = cls
+            try:
+                _REGISTRY.add(op_type, _key(version), cls)
+            except ValueError:
+                raise ValueError(f"{op_type}-{version} is registered twice") from None
         if "type" not in cls.__dict__:
             cls.type = op_type
             cls.version = versions[0]
@@ -234,31 +257,14 @@ def register(op_type: str, *versions: str) -> Callable[[OpT], OpT]:
     return deco
 
 
-def _opset_number(version: str) -> int | None:
-    if version.startswith("opset") and version[5:].isdigit():
-        return int(version[5:])
-    return None
-
-
 def lookup(op_type: str, version: str) -> type[Op] | None:
     """The class for ``op_type`` in ``version`` (``"opsetN"``), or None."""
-    cls = _REGISTRY.get((op_type, version))
-    if cls is not None:
-        return cls
-    wanted = _opset_number(version)
-    if wanted is None:
-        return None
-    best: tuple[int, type[Op]] | None = None
-    for (t, v), c in _REGISTRY.items():
-        n = _opset_number(v)
-        if t == op_type and n is not None and n <= wanted and (best is None or n > best[0]):
-            best = (n, c)
-    return best[1] if best else None
+    return _REGISTRY.find(op_type, _key(version))
 
 
 def registered() -> list[tuple[str, str]]:
     """Every registered ``(type, version)`` pair, sorted."""
-    return sorted(_REGISTRY)
+    return sorted((op_type, _text(key)) for op_type, key, _ in _REGISTRY)
 
 
 def make_op(op_type: str, version: str, attrs: Mapping[str, str] | None = None) -> Op:
@@ -271,12 +277,13 @@ def make_op(op_type: str, version: str, attrs: Mapping[str, str] | None = None) 
 
 def broadcast_shapes(*shapes: Shape | None) -> Shape | None:
     """NumPy broadcasting on possibly dynamic shapes (-1 dims, None rank)."""
-    if any(s is None for s in shapes):
+    known = [s for s in shapes if s is not None]
+    if len(known) != len(shapes):
         return None
-    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    rank = max((len(s) for s in known), default=0)
     out = []
     for axis in range(rank):
-        dims = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]  # type: ignore[index,arg-type]
+        dims = [s[axis - rank + len(s)] for s in known if axis - rank + len(s) >= 0]
         static = {d for d in dims if d >= 0 and d != 1}
         if len(static) > 1:
             raise ValueError(f"shapes {shapes} do not broadcast")

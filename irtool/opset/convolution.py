@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import auto_pads, float_dtype_for, ints, same, window_view
+from ._nn import auto_pads, float_dtype_for, ints, same, window_view
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -29,7 +29,7 @@ def _acc_dtype(dtype: np.dtype) -> np.dtype:
 class _ConvAttrs(Op):
     """Attributes shared by every convolution: strides, dilations, pads, auto_pad."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.strides = self.attr_ints("strides", [])
         self.dilations = self.attr_ints("dilations", [])
@@ -239,7 +239,7 @@ class _BackpropBase(_ConvAttrs):
 
     grouped = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_padding = self.attr_ints("output_padding", [])
 
@@ -385,7 +385,7 @@ class DeformableConvolution(_ConvAttrs):
 
     has_mask_input = True
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.group = self.attr_int("group", 1)
         self.deformable_group = self.attr_int("deformable_group", 1)
@@ -446,6 +446,6 @@ class DeformableConvolution1(DeformableConvolution):
 
     has_mask_input = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.bilinear_pad = False

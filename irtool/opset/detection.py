@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import same
+from ._nn import same
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 F32 = np.float32
@@ -95,7 +95,7 @@ class NonMaxSuppression(Op):
     inclusive_iou = False
     padded_output = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.center = self.attr_str("box_encoding", "corner").lower() == "center"
         self.sort_desc = self.attr_bool("sort_result_descending", True)
@@ -171,7 +171,7 @@ class NonMaxSuppression3(_LegacyNMS):
 class NonMaxSuppression1(_LegacyNMS):
     """NonMaxSuppression-1 (indices always i64)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "i64")
 
@@ -184,7 +184,7 @@ class ROIAlign(Op):
     """ROIAlign-9: ``mode`` avg/max, ``aligned_mode`` asymmetric / half_pixel_for_nn /
     half_pixel. Max mode starts from 0, as OpenVINO's reference does."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.pooled_h = self.attr_int("pooled_h", 1)
         self.pooled_w = self.attr_int("pooled_w", 1)
@@ -229,11 +229,11 @@ class ROIAlign(Op):
                             if self.mode == "max":
                                 acc = np.maximum(acc, val)
                             else:
-                                acc = acc + val / t(n)
+                                acc = acc + val / t(n)  # type: ignore[operator]
                     out[r, :, i, j] = acc
         return [out.astype(dtype)]
 
-    def _space(self, roi: np.ndarray, t: type):  # type: ignore[no-untyped-def]
+    def _space(self, roi: np.ndarray, t: type):
         """The ROI's sampling space: start x, start y, width, height and the map from a
         sampling point (y, x) to image coordinates."""
         off_src = t(0.5) if self.aligned_mode == "half_pixel" else t(0)
@@ -273,7 +273,7 @@ class ROIAlign(Op):
 class ROIAlign3(ROIAlign):
     """ROIAlign-3: no ``aligned_mode`` (asymmetric)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.aligned_mode = "asymmetric"
 
@@ -284,19 +284,19 @@ class ROIAlignRotated(ROIAlign):
     sampling points are rotated about the centre (``clockwise_mode`` negates the angle);
     average pooling."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.clockwise = self.attr_bool("clockwise_mode", False)
         self.mode = "avg"
 
-    def _space(self, roi: np.ndarray, t: type):  # type: ignore[no-untyped-def]
+    def _space(self, roi: np.ndarray, t: type):
         scale = t(self.spatial_scale)
         cx, cy = t(roi[0] * scale - t(0.5)), t(roi[1] * scale - t(0.5))
         width, height = t(roi[2] * scale), t(roi[3] * scale)
         angle = -roi[4] if self.clockwise else roi[4]
         cos, sin = F32(np.cos(angle)), F32(np.sin(angle))
 
-        def to_image(py, px):  # type: ignore[no-untyped-def]
+        def to_image(py, px):
             return t(py * cos - px * sin + cy), t(py * sin + px * cos + cx)
 
         return t(-width / t(2)), t(-height / t(2)), width, height, to_image
@@ -306,7 +306,7 @@ class ROIAlignRotated(ROIAlign):
 class ROIPooling(Op):
     """ROIPooling-2, ``method="max"``: rois ``[num, 5]`` = (batch, x1, y1, x2, y2)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.pooled = self.attr_ints("output_size", [1, 1])
         self.spatial_scale = self.attr_float("spatial_scale", 1.0)

@@ -14,13 +14,13 @@ warnings off (once per run). Code calling ``compute`` itself sets its own errsta
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..ir.types import ELEMENT_TYPES
+from ._common import broadcast_output_shape, erf, parse_broadcast, pdpd_align
 from .base import NumpyCall, Op, TensorInfo, register
-from .math_util import broadcast_output_shape, erf, parse_broadcast, pdpd_align
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
 # 16-bit floats (f16, and bf16 when ml_dtypes is present): math runs in f32 for them.
@@ -50,9 +50,8 @@ class BinaryElementwise(Op):
             self.type, self.attr_str("auto_broadcast", self.broadcast_default))
         self.axis = self.attr_int("axis", -1)
 
-    @staticmethod
-    def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    fn: ClassVar[Callable[..., Any]]
+    """The math: ``fn(a, b)`` (a numpy ufunc, or a function like one)."""
 
     def _operands(self, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         a, b = inputs[0], inputs[1]
@@ -288,9 +287,8 @@ class UnaryElementwise(Op):
     writes_out: ClassVar[bool] = False
     """Set on a ``numpy_function`` class whose ``fn`` also takes ``out=`` as a ufunc does."""
 
-    @staticmethod
-    def fn(x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    fn: ClassVar[Callable[..., Any]]
+    """The math: ``fn(x)`` (a numpy ufunc, or a function like one)."""
 
     def numpy_call(self) -> NumpyCall | None:
         # compute() = fn(x) cast to x's dtype, except integer or 16-bit float input to a
@@ -387,7 +385,7 @@ class Round(UnaryElementwise):
             raise ValueError(f"Round: mode={self.mode!r} is not half_to_even or "
                              "half_away_from_zero")
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         if x.dtype.kind in "iub":
             return x
         if self.mode == "half_to_even":
@@ -418,7 +416,7 @@ class IsInf(UnaryElementwise):
         self.negative = self.attr_bool("detect_negative", True)
         self.positive = self.attr_bool("detect_positive", True)
 
-    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def fn(self, x: np.ndarray) -> np.ndarray:  # type: ignore[override, unused-ignore]
         if self.negative and self.positive:
             return np.isinf(x)
         if self.negative:

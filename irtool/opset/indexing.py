@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import (
+from ._nn import (
     dynamic_like,
     ints,
     merge_dim,
@@ -24,6 +23,7 @@ from .nn_util import (
     slice_start,
     vector_length,
 )
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -40,7 +40,7 @@ class Gather(Op):
 
     batching = "gather"
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = self.attr_int("batch_dims", 0)
 
@@ -111,7 +111,7 @@ class Gather7(Gather):
 class Gather1(Gather):
     """Gather-1: no ``batch_dims``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = 0
 
@@ -120,7 +120,7 @@ class Gather1(Gather):
 class GatherElements(Op):
     """GatherElements-6: ``out[i][j]... = data[..., indices[i][j]..., ...]`` along ``axis``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", 0)
 
@@ -157,7 +157,7 @@ class GatherND(Op):
 
     flatten_batch = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.batch_dims = self.attr_int("batch_dims", 0)
 
@@ -296,7 +296,8 @@ class Slice(Op):
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         data = np.asarray(inputs[0])
         axes = inputs[4] if len(inputs) > 4 else None
-        return [data[slice_index(data.shape, *inputs[1:4], axes, "Slice")].copy()]
+        region = slice_index(data.shape, inputs[1], inputs[2], inputs[3], axes, "Slice")
+        return [data[region].copy()]
 
 
 def _mask(values: list[int], i: int) -> bool:
@@ -308,7 +309,7 @@ class StridedSlice(Op):
     """StridedSlice-1: begin/end/strides with begin, end, new_axis, shrink_axis and ellipsis
     masks (a 1 in ``begin_mask``/``end_mask`` ignores that begin/end)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.begin_mask = self.attr_ints("begin_mask", [])
         self.end_mask = self.attr_ints("end_mask", [])
@@ -396,7 +397,7 @@ class OneHot(Op):
 
     normalize_negative = False
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.axis = self.attr_int("axis", -1)
 
@@ -433,7 +434,7 @@ class OneHot(Op):
 class OneHot16(OneHot):
     """OneHot-16: ``negative_indices_mode`` ``ignore_negative`` (default) or ``normalize``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         mode = self.attr_str("negative_indices_mode", "ignore_negative").lower()
         self.normalize_negative = mode == "normalize"
@@ -446,7 +447,7 @@ class OneHot16(OneHot):
 class NonZero(Op):
     """NonZero-3: ``[rank, count]`` coordinates of the non-zero elements in row-major order."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "i64")
         self._dtype = self.output_type.dtype
@@ -470,7 +471,7 @@ class Unique(Op):
     the inverse mapping and counts; ``sorted`` orders them ascending, else by first
     occurrence."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.sorted = self.attr_bool("sorted", True)
         self.index_type = self.attr_type("index_element_type", "i64")
@@ -487,7 +488,7 @@ class Unique(Op):
             shape, n_in = None, -1
         else:
             shape = (-1,)
-            n_in = -1 if not data.is_static else int(np.prod(data.shape, dtype=np.int64))
+            n_in = -1 if not data.is_static else int(np.prod(data.shape, dtype=np.int64))  # type: ignore[arg-type]
         return [same(data, shape), TensorInfo(self.index_type, (-1,)),
                 TensorInfo(self.index_type, (n_in,)), TensorInfo(self.count_type, (-1,))]
 
@@ -501,7 +502,7 @@ class Unique(Op):
                                                      return_inverse=True, return_counts=True)
         else:
             axis = None
-            flat = data.reshape(-1)
+            flat = data.reshape(-1)  # type: ignore[assignment]
             uniq, first, inverse, counts = np.unique(flat, return_index=True,
                                                      return_inverse=True, return_counts=True)
         inverse = np.ravel(inverse)
@@ -526,7 +527,7 @@ class Bucketize(Op):
     """Bucketize-3: bucket index of each element; ``with_right_bound`` makes buckets
     ``(left, right]``, else ``[left, right)``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "i64")
         self.side = "left" if self.attr_bool("with_right_bound", True) else "right"
@@ -544,7 +545,7 @@ class Bucketize(Op):
 class Eye(Op):
     """Eye-9: ``[*batch_shape, rows, cols]`` with ones on the ``diagonal_index`` diagonal."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.output_type = self.attr_type("output_type", "f32")
 
@@ -567,5 +568,5 @@ class Eye(Op):
         eye = np.eye(rows, cols, k=k, dtype=self.output_type.dtype)  # type: ignore[arg-type]
         if len(inputs) > 3:
             batch = ints(inputs[3]) or []
-            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()  # type: ignore[misc]
+            eye = np.broadcast_to(eye, (*batch, rows, cols)).copy()  # type: ignore[arg-type]
         return [eye]

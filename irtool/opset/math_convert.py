@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..ir.types import ELEMENT_TYPES, NF4_VALUES, ElementType
+from ._common import broadcast_output_shape, numpy_dtype, parse_broadcast, pdpd_align
 from .base import REQUIRED, Op, TensorInfo, register
-from .math_util import broadcast_output_shape, numpy_dtype, parse_broadcast, pdpd_align
 
 _F8E8M0 = ELEMENT_TYPES["f8e8m0"].dtype
 _F4E2M1 = ELEMENT_TYPES["f4e2m1"].dtype

@@ -13,14 +13,14 @@ import numpy as np
 
 from ..ir.graph import Shape
 from ..ir.types import ElementType
-from .base import REQUIRED, NumpyCall, Op, TensorInfo, broadcast_shapes, register
-from .math_util import (
+from ._common import (
     const_scalar,
     normalize_axis,
     numpy_dtype,
     parse_broadcast,
     pdpd_align,
 )
+from .base import REQUIRED, NumpyCall, Op, TensorInfo, broadcast_shapes, register
 
 
 def _half_to_f32(x: np.ndarray) -> np.ndarray:
@@ -41,18 +41,18 @@ def matmul_shape(a: Shape | None, b: Shape | None, transpose_a: bool,
     """
     if a is None or b is None:
         return None
-    a, b = list(a), list(b)
+    a, b = list(a), list(b)  # type: ignore[assignment]
     if not a or not b:
         raise ValueError("MatMul: inputs must have rank >= 1")
     a_vec, b_vec = len(a) == 1, len(b) == 1
     if a_vec:
-        a = [1, *a]
+        a = [1, *a]  # type: ignore[assignment]
     elif transpose_a:
-        a[-2], a[-1] = a[-1], a[-2]
+        a[-2], a[-1] = a[-1], a[-2]  # type: ignore[index]
     if b_vec:
-        b = [*b, 1]
+        b = [*b, 1]  # type: ignore[assignment]
     elif transpose_b:
-        b[-2], b[-1] = b[-1], b[-2]
+        b[-2], b[-1] = b[-1], b[-2]  # type: ignore[index]
     k_a, k_b = a[-1], b[-2]
     if k_a >= 0 and k_b >= 0 and k_a != k_b:
         raise ValueError(f"MatMul: inner dimensions {k_a} and {k_b} differ")

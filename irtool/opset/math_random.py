@@ -7,6 +7,23 @@ the random bits mapped to [0, 1) through the mantissa. Both seeds 0 mean "non
 deterministic" in the spec; irtool then draws a seed from numpy's entropy. The
 ``pytorch`` alignment (a Mersenne twister) is not implemented. Multinomial follows
 OpenVINO's CPU plugin, which samples with ``std::mt19937`` (see the class).
+
+**Draws from call to call.** A seeded RandomUniform is a generator that moves on: each
+layer has its own position in its Philox sequence, which every execution advances. This
+is where onnxruntime and OpenVINO's CPU plugin agree (measured with onnxruntime 1.32
+and OpenVINO 2026.4): a session (onnxruntime) or compiled model (OpenVINO) gives new
+values on every call and in every iteration of a loop, two layers with the same seeds
+give the same values, and a fresh session gives the first call's values again. irtool's
+position lives in the session (``irtool.compile``; ``reset_state`` leaves it, as
+OpenVINO's does); ``irtool.run`` is a fresh session each time, so it gives the first
+call's values every time. The step is OpenVINO's: ``DRAW_STRIDE`` Philox blocks per
+output element per execution, so a session's calls match OpenVINO's CPU plugin bit for
+bit (``RandomUniform.draw``). Inside a Loop body that plugin advances by
+``DRAW_STRIDE`` per *4 elements* and starts again from the first draw on every call
+(docs/openvino-quirks.md); irtool keeps one rule everywhere. onnxruntime's generator
+is another (std::mt19937 per node), so its values are never matched, only its behaviour.
+Multinomial gives the same samples on every call, as OpenVINO's CPU plugin does
+(onnxruntime's moves on; no ONNX Multinomial converts to it).
 """
 
 from __future__ import annotations
@@ -16,8 +33,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..ir.types import ElementType, element_type
+from ._common import const_ints, numpy_dtype
 from .base import REQUIRED, Op, TensorInfo, register
-from .math_util import const_ints, numpy_dtype
 
 _M_N = np.uint64(0xD2511F53)
 _M_COUNTER = np.uint64(0xCD9E8D57)
@@ -27,13 +44,18 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT32 = np.uint64(32)
 
 
-def philox_blocks(count: int, key: int, counter_high: int) -> np.ndarray:
+DRAW_STRIDE = 256
+"""Philox blocks OpenVINO's CPU plugin moves a RandomUniform's counter on by, per output
+element, after each execution (its ``SKIP_CONST``)."""
+
+
+def philox_blocks(count: int, key: int, counter_high: int, start: int = 0) -> np.ndarray:
     """``count`` Philox-4x32-10 outputs, shape [count, 4] of uint32.
 
-    Block i encrypts the 128-bit counter (n = i as 64 bits, ``counter_high`` as 64
-    bits) with the 64-bit ``key``, as OpenVINO's TensorFlow-aligned generator does.
+    Block i encrypts the 128-bit counter (n = ``start`` + i as 64 bits, ``counter_high``
+    as 64 bits) with the 64-bit ``key``, as OpenVINO's TensorFlow-aligned generator does.
     """
-    n = np.arange(count, dtype=np.uint64)
+    n = (np.arange(count, dtype=np.uint64) + np.uint64(start & 0xFFFFFFFFFFFFFFFF))
     n_lo = n & _MASK32
     n_hi = n >> _SHIFT32
     c_lo = np.full(count, counter_high & 0xFFFFFFFF, dtype=np.uint64)
@@ -101,8 +123,9 @@ _I32_INFO = np.iinfo(np.int32)
 
 
 def random_uniform(shape: Sequence[int], et: ElementType, low: np.ndarray, high: np.ndarray,
-                   global_seed: int, op_seed: int) -> np.ndarray:
-    """OpenVINO's RandomUniform sequence (TensorFlow alignment) reshaped to ``shape``.
+                   global_seed: int, op_seed: int, position: int = 0) -> np.ndarray:
+    """OpenVINO's RandomUniform sequence (TensorFlow alignment) reshaped to ``shape``,
+    from Philox block ``position`` on (0: a fresh generator's first call).
 
     As OpenVINO's CPU plugin does, f16, bf16 and f64 outputs are generated as f32 and
     converted, and i64 as i32 when min and max fit in int32.
@@ -111,21 +134,24 @@ def random_uniform(shape: Sequence[int], et: ElementType, low: np.ndarray, high:
     if global_seed == 0 and op_seed == 0:
         global_seed = int(np.random.SeedSequence().generate_state(1)[0])
     if et.is_float and et.name != "f32":
-        f32 = random_uniform(shape, _F32, np.float32(low), np.float32(high), global_seed,
-                             op_seed)
+        f32 = random_uniform(shape, _F32, np.float32(low), np.float32(high), global_seed,  # type: ignore[arg-type]
+                             op_seed, position)
         return f32.astype(numpy_dtype(et, "RandomUniform"))
     if et.name == "i64" and all(_I32_INFO.min <= int(v) <= _I32_INFO.max for v in (low, high)):
-        i32 = random_uniform(shape, _I32, np.int32(low), np.int32(high), global_seed, op_seed)
+        i32 = random_uniform(shape, _I32, np.int32(low), np.int32(high), global_seed, op_seed,  # type: ignore[arg-type]
+                             position)
         return i32.astype(np.int64)
     per_block = 2 if et.bitwidth > 32 else 4
     blocks = -(-count // per_block)
-    stream = philox_blocks(blocks, global_seed, op_seed).reshape(-1)
+    stream = philox_blocks(blocks, global_seed, op_seed, position).reshape(-1)
     return uniform_bits_to(stream, et, low, high, count).reshape(tuple(shape))
 
 
 @register("RandomUniform", "opset8")
 class RandomUniform(Op):
     """Uniform numbers in [min, max) of ``output_type``; inputs: shape, min, max."""
+
+    pure = False  # a new draw on every call
 
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)
@@ -138,12 +164,21 @@ class RandomUniform(Op):
                              "(only tensorflow)")
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """The first call's values (a fresh generator); the runtime calls ``draw``."""
+        return [self.draw(inputs, 0)[0]]
+
+    def draw(self, inputs: list[np.ndarray], position: int) -> tuple[np.ndarray, int]:
+        """The values of an execution whose generator stands at Philox block ``position``,
+        and where the next execution's starts (``DRAW_STRIDE`` blocks per element on, as
+        OpenVINO's CPU plugin moves)."""
         shape = [int(d) for d in np.asarray(inputs[0]).reshape(-1)]
         if any(d < 0 for d in shape):
             raise ValueError(f"RandomUniform: negative output shape {shape}")
         low = np.asarray(inputs[1]).reshape(-1)[0]
         high = np.asarray(inputs[2]).reshape(-1)[0]
-        return [random_uniform(shape, self.out_type, low, high, self.global_seed, self.op_seed)]
+        value = random_uniform(shape, self.out_type, low, high, self.global_seed, self.op_seed,
+                               position)
+        return value, position + value.size * DRAW_STRIDE
 
     def infer(self, inputs: Sequence[TensorInfo],
               values: Sequence[np.ndarray | None]) -> list[TensorInfo]:
@@ -212,6 +247,8 @@ class Multinomial(Op):
     from the row's cdf (renormalised) before the next draw.
     """
 
+    pure = False  # a random draw (the same one every call, as on OpenVINO's CPU plugin)
+
     def __init__(self, attrs: Mapping[str, str] | None = None) -> None:
         super().__init__(attrs)
         self.convert_type: ElementType = self.attr_type("convert_type", REQUIRED)
@@ -241,7 +278,7 @@ class Multinomial(Op):
             cdf = (cdf / last).astype(np.float32)
         seeds = (self.global_seed, self.op_seed)
         if seeds == (0, 0):
-            seeds = tuple(int(x) for x in np.random.SeedSequence().generate_state(2))
+            seeds = tuple(int(x) for x in np.random.SeedSequence().generate_state(2))  # type: ignore[assignment]
         raw = mt19937_uint32(seeds, batch * n)
         uniform = (raw.astype(np.float32) / np.float32(4294967295.0)).reshape(batch, n)
         out = np.zeros((batch, n), dtype=np.int64)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import same
+from ._nn import same
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -17,7 +17,7 @@ class CTCGreedyDecoder(Op):
     """CTCGreedyDecoder-1: data ``[T, N, C]``, sequence mask ``[T, N]`` -> ``[N, T, 1, 1]``
     class indices padded with -1 (blank = C-1; decoding stops at the first 0 in the mask)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.merge = self.attr_bool("ctc_merge_repeated", True)
 
@@ -51,7 +51,7 @@ class CTCGreedyDecoderSeqLen(Op):
     """CTCGreedyDecoderSeqLen-6: data ``[N, T, C]``, sequence_length ``[N]``, optional
     blank_index (default C-1) -> decoded ``[N, T]`` (padded with -1) and lengths ``[N]``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.merge = self.attr_bool("merge_repeated", True)
         self.classes_type = self.attr_type("classes_index_type", "i32")
@@ -96,7 +96,7 @@ class CTCLoss(Op):
     """CTCLoss-4: negative log-likelihood of ``labels`` under ``logits [N, T, C]`` (softmax
     over classes). With ``ctc_merge_repeated`` False each label takes exactly one frame."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.collapse = self.attr_bool("preprocess_collapse_repeated", False)
         self.merge = self.attr_bool("ctc_merge_repeated", True)

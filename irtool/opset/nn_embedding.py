@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import float_dtype_for, same, scalar_int
+from ._nn import float_dtype_for, same, scalar_int
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -41,7 +41,7 @@ class _Reduction(Op):
 class EmbeddingBagOffsets(_Reduction):
     """EmbeddingBagOffsets-15: table, indices [K], offsets [B], default_index, weights [K]."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self._with_reduction()
 
@@ -70,7 +70,7 @@ class EmbeddingBagOffsets(_Reduction):
 class EmbeddingBagOffsetsSum(EmbeddingBagOffsets):
     """EmbeddingBagOffsetsSum-3: EmbeddingBagOffsets with sum."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mean = False
 
@@ -79,7 +79,7 @@ class EmbeddingBagOffsetsSum(EmbeddingBagOffsets):
 class EmbeddingBagPacked(_Reduction):
     """EmbeddingBagPacked-15: table, indices [B, L], optional weights [B, L]."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self._with_reduction()
 
@@ -105,7 +105,7 @@ class EmbeddingBagPacked(_Reduction):
 class EmbeddingBagPackedSum(EmbeddingBagPacked):
     """EmbeddingBagPackedSum-3: EmbeddingBagPacked with sum."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.mean = False
 

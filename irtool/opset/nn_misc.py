@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import auto_pads, float_dtype_for, ints, same
+from ._nn import auto_pads, float_dtype_for, ints, same
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -26,7 +26,7 @@ class ScaledDotProductAttention(Op):
     and is dropped after it.
     """
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.causal = self.attr_bool("causal", False)
 
@@ -89,7 +89,7 @@ class GridSample(Op):
     border (clamp) or reflection.
     """
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.align_corners = self.attr_bool("align_corners", False)
         self.mode = self.attr_str("mode", "bilinear").lower()
@@ -151,7 +151,7 @@ class GridSample(Op):
             cy = _cubic((yd - y0)[:, None])
             cx = _cubic((xd - x0)[:, None])
             y0i, x0i = y0.astype(np.int64) - 1, x0.astype(np.int64) - 1
-            out = 0
+            out = 0  # type: ignore[assignment]
             for j in range(4):
                 row = 0
                 for i in range(4):
@@ -184,7 +184,7 @@ def _reflect_align(v: np.ndarray, size: int) -> np.ndarray:
 class Col2Im(Op):
     """Col2Im-15: sums sliding blocks ``[N, C*kh*kw, L]`` back into ``[N, C, H, W]``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.strides = self.attr_ints("strides", [1, 1])
         self.dilations = self.attr_ints("dilations", [1, 1])
@@ -235,7 +235,7 @@ class ExtractImagePatches(Op):
     """ExtractImagePatches-3: ``[N, C, H, W]`` -> ``[N, kh*kw*C, out_h, out_w]``, each
     output depth ordered (row, column, channel) like TensorFlow; padding is zeros."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.sizes = self.attr_ints("sizes", [1, 1])
         self.strides = self.attr_ints("strides", [1, 1])
@@ -291,7 +291,7 @@ class SearchSorted(Op):
     """SearchSorted-15: insertion indices of ``values`` into ``sorted_sequence`` (per row when
     both have the same leading dims); ``right_mode`` picks the right insertion point."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.side = "right" if self.attr_bool("right_mode", False) else "left"
         self.output_type = self.attr_type("output_type", "i64")

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ._common import normalize_axes
 from .base import REQUIRED, Op, TensorInfo, register
-from .math_util import normalize_axes
 
 
 def _work(x: np.ndarray) -> np.ndarray:

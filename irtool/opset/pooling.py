@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import auto_pads, float_dtype_for, ints, norm_axis, same, window_view
+from ._nn import auto_pads, float_dtype_for, ints, norm_axis, same, window_view
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -37,7 +37,7 @@ class _Pool(Op):
     has_dilations = False
     roundings = ("floor", "ceil")
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.kernel = self.attr_ints("kernel", [])
         self.strides = self.attr_ints("strides", [])
@@ -165,7 +165,7 @@ class MaxPool8(MaxPool):
 
     has_dilations = True
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.index_type = self.attr_type("index_element_type", "i64")
         self.axis = self.attr_int("axis", 0)
@@ -207,14 +207,14 @@ class MaxPool8(MaxPool):
 class MaxPool14(MaxPool8):
     """MaxPool-14: adds ``rounding_type="ceil_torch"``."""
 
-    roundings = ("floor", "ceil", "ceil_torch")
+    roundings = ("floor", "ceil", "ceil_torch")  # type: ignore[assignment]
 
 
 @register("AvgPool", "opset1")
 class AvgPool(_Pool):
     """AvgPool-1 (attribute ``exclude-pad``)."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.exclude_pad = self.attr_bool("exclude-pad", False)
 
@@ -242,7 +242,7 @@ class AvgPool(_Pool):
 class AvgPool14(AvgPool):
     """AvgPool-14: adds ``rounding_type="ceil_torch"``."""
 
-    roundings = ("floor", "ceil", "ceil_torch")
+    roundings = ("floor", "ceil", "ceil_torch")  # type: ignore[assignment]
 
 
 @register("AvgPool", "opset16")
@@ -273,7 +273,7 @@ class _Adaptive(Op):
         return [same(x, shape)]
 
     @staticmethod
-    def _regions(spatial: Sequence[int], target: Sequence[int]):  # type: ignore[no-untyped-def]
+    def _regions(spatial: Sequence[int], target: Sequence[int]):
         per_axis = [_bins(d, o) for d, o in zip(spatial, target)]
         for idx in np.ndindex(*target):
             yield idx, tuple(slice(*per_axis[a][i]) for a, i in enumerate(idx))
@@ -300,7 +300,7 @@ class AdaptiveAvgPool(_Adaptive):
 class AdaptiveMaxPool(_Adaptive):
     """AdaptiveMaxPool-8: values and the flat spatial index of each maximum."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.index_type = self.attr_type("index_element_type", "i64")
 

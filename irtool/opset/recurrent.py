@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import float_dtype_for, same
+from ._nn import float_dtype_for, same
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 Act = Callable[[np.ndarray], np.ndarray]
@@ -62,7 +62,7 @@ class _Recurrent(Op):
 
     default_activations: tuple[str, ...] = ("tanh",)
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.hidden_size = self.attr_int("hidden_size", 0)
         names = [a.strip() for a in self.attr_str("activations", "").split(",") if a.strip()]
@@ -250,7 +250,7 @@ class LSTMCell1(LSTMCell):
     f and i see C(t-1), o sees C(t)) and ``input_forget`` (i = 1 - f). Only the ``fico``
     weights format exists in OpenVINO."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.input_forget = self.attr_bool("input_forget", False)
         fmt = self.attr_str("weights_format", "fico").lower()

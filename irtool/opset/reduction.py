@@ -15,8 +15,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._common import const_ints, normalize_axes, reduce_shape
 from .base import Op, TensorInfo, register
-from .math_util import const_ints, normalize_axes, reduce_shape
 
 
 class Reduction(Op):

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Op, TensorInfo, register
-from .nn_util import norm_axis, scalar_int, slice_index
+from ._nn import norm_axis, scalar_int, slice_index
+from .base import Attrs, Op, TensorInfo, register
 
 Values = Sequence[np.ndarray | None]
 
@@ -37,7 +37,7 @@ def _reduce_at(out: np.ndarray, where: tuple, updates: np.ndarray, reduction: st
         fn = {"sum": np.logical_or, "prod": np.logical_and, "max": np.logical_or,
               "min": np.logical_and, "sub": np.logical_xor}[reduction]
     else:
-        fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+        fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,  # type: ignore[assignment]
               "sub": np.subtract}[reduction]
     fn.at(out, where, updates)
 
@@ -65,7 +65,7 @@ class ScatterElementsUpdate(_SameAsData):
     Integer means round toward zero, as OpenVINO's CPU plugin does.
     """
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = self.attr_str("reduction", "none").lower()
         self.use_init_val = self.attr_bool("use_init_val", True)
@@ -76,7 +76,7 @@ class ScatterElementsUpdate(_SameAsData):
         upd = np.asarray(inputs[2]).astype(data.dtype, copy=False)
         axis = norm_axis(scalar_int(inputs[3]), data.ndim)  # type: ignore[arg-type]
         idx = _normalize(indices, data.shape[axis])
-        grids = list(np.indices(idx.shape, sparse=True))
+        grids = list(np.indices(idx.shape, sparse=True))  # type: ignore[var-annotated]
         grids[axis] = idx
         where = tuple(np.broadcast_arrays(*grids))
         out = data.copy()
@@ -112,7 +112,7 @@ class ScatterElementsUpdate(_SameAsData):
 class ScatterElementsUpdate3(ScatterElementsUpdate):
     """ScatterElementsUpdate-3: no reduction."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = "none"
         self.use_init_val = True
@@ -122,7 +122,7 @@ class ScatterElementsUpdate3(ScatterElementsUpdate):
 class ScatterNDUpdate(_SameAsData):
     """ScatterNDUpdate-15: ``reduction`` none/sum/sub/prod/min/max."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = self.attr_str("reduction", "none").lower()
 
@@ -149,7 +149,7 @@ class ScatterNDUpdate3(ScatterNDUpdate):
     """ScatterNDUpdate-3 (OpenVINO writes it as ``opset4``, where it first appeared): no
     reduction."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.reduction = "none"
 
@@ -163,6 +163,6 @@ class SliceScatter(_SameAsData):
         data = np.asarray(inputs[0])
         axes = inputs[5] if len(inputs) > 5 else None
         out = data.copy()
-        region = slice_index(data.shape, *inputs[2:5], axes, "SliceScatter")
+        region = slice_index(data.shape, inputs[2], inputs[3], inputs[4], axes, "SliceScatter")
         out[region] = np.asarray(inputs[1]).astype(data.dtype, copy=False)
         return [out]

@@ -18,15 +18,21 @@ import numpy as np
 
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Layer, Model, RTNode, TensorInfo
+from ..ir.types import ElementType
+from .base import Pass, PassResult
 
 F16_MAX = float(np.finfo(np.float16).max)
 
 
-def compress_to_fp16(model: Model) -> Model:
-    """A copy of ``model`` with its f32 constants stored as f16 (``model`` is unchanged)."""
-    out = copy_model(model)
-    _compress(out.graph)
-    return out
+class CompressToFP16(Pass[Model]):
+    """A copy of the model with its f32 constants stored as f16 (the model given is
+    unchanged: ``irtool.save`` compresses what it writes, not the caller's model)."""
+
+    in_place = False
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        out = copy_model(model)
+        return PassResult(out, _compress(out.graph))
 
 
 def copy_model(model: Model) -> Model:
@@ -51,22 +57,26 @@ def _compressible(layer: Layer) -> np.ndarray | None:
     return value
 
 
-def _compress(graph: Graph) -> None:
+def _compress(graph: Graph) -> int:
+    count = 0
     for layer in graph.layers:
         for body in layer.bodies.values():
-            _compress(body)
+            count += _compress(body)
         value = _compressible(layer)
         if value is None:
             continue
+        count += 1
         out = layer.outputs[0]
         builder = GraphBuilder(graph)
         half = builder.const(value.astype(np.float16), name=f"{layer.name}_compressed")
-        convert, (new_out,) = builder.add(
-            "Convert", "opset1", [half], {"destination_type": "f32"},
-            outputs=[TensorInfo(out.precision, out.dims)], name=layer.name,  # type: ignore[arg-type]
-            output_names=[out.names])
-        convert.rt_info = [RTNode("attribute", {"name": "decompression", "version": "0"})]
+        assert isinstance(out.precision, ElementType)  # an f32 Const (``_compressible``)
+        (new_out,) = builder.op("Convert", "opset1", [half], {"destination_type": "f32"},
+                                outputs=[TensorInfo(out.precision, out.dims)], name=layer.name,
+                                output_names=[out.names])
+        graph.layer(new_out.layer).rt_info = [
+            RTNode("attribute", {"name": "decompression", "version": "0"})]
         for consumer, port in graph.consumers(layer.id, out.id):
             graph.disconnect_input(consumer, port)
             graph.connect(new_out.layer, new_out.port, consumer, port)
         graph.remove_layer(layer.id)
+    return count

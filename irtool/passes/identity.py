@@ -1,23 +1,36 @@
-"""Drop ``Identity`` layers: their consumers read the Identity's input instead.
+"""``Identity`` layers in converted IR: dropped where OpenVINO only pays for them, added
+where OpenVINO needs one to compute the right values.
 
-ONNX exporters write ``Identity`` a lot (a loop body's condition ``Identity(cond_in)``,
-renamed outputs), and OpenVINO's CPU plugin runs each as a node of its own: in a Loop
-body that is one more node per iteration (a TorchScript decode loop ran 1.4x slower
-for it; ``bench/ov_ir_quality.py``). OpenVINO's own ONNX frontend drops them too.
+``DropIdentities``: ONNX exporters write ``Identity`` a lot (a loop body's condition
+``Identity(cond_in)``, renamed outputs), and OpenVINO's CPU plugin runs each as a node of
+its own: in a Loop body that is one more node per iteration (a TorchScript decode loop
+ran 1.4x slower for it; ``bench/ov_ir_quality.py``). OpenVINO's own ONNX frontend drops
+them too. An Identity feeding a ``Result`` of the main graph stays, since its output port
+carries the model output's tensor name; in bodies, port maps name Results, not tensors.
 
-An Identity feeding a ``Result`` of the main graph stays, since its output port carries
-the model output's tensor name; in bodies, port maps name Results, not tensors.
+``CopyCrossedBackEdges``: a back edge whose body Result reads another body Parameter
+directly (carried values that swap, ``a' = b, b' = a``; ``a' = i``; ``a' = captured``)
+gives wrong values in OpenVINO's CPU plugin, or fails to compile (docs/openvino-quirks.md);
+an Identity between that Parameter and the Result gives the right ones. The converter
+adds one there after dropping the others; irtool's runtime computes the same with or
+without it.
 """
 
 from __future__ import annotations
 
-from ..ir.graph import Graph, Model
+from ..ir.builder import GraphBuilder
+from ..ir.graph import Graph, Model, TensorInfo
+from .base import Pass, PassResult
 
 
-def drop_identities(model: Model) -> int:
-    """Remove the Identity layers of ``model`` (bodies included) that no model output
-    is named by; returns how many went."""
-    return _drop(model.graph, top=True)
+class DropIdentities(Pass[Model]):
+    """Remove the Identity layers of a model (bodies included) that no model output is
+    named by."""
+
+    optimisation = "dropped Identity layers"
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, _drop(model.graph, top=True))
 
 
 def _drop(graph: Graph, top: bool) -> int:
@@ -37,4 +50,41 @@ def _drop(graph: Graph, top: bool) -> int:
             graph.connect(src[0], src[1], consumer, port)
         graph.remove_layer(layer.id)
         count += 1
+    return count
+
+
+class CopyCrossedBackEdges(Pass[Model]):
+    """Put an ``Identity-16`` between every back edge's body Result and the body Parameter
+    it reads directly when that is not the Parameter the edge feeds (bodies at any depth).
+    Not an optimisation: OpenVINO needs it to compute the right values."""
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, _copy_crossed_back_edges(model))
+
+
+def _copy_crossed_back_edges(model: Model) -> int:
+    count = 0
+    for _, layer in model.graph.walk():
+        body = layer.bodies.get("body")
+        if body is None or not layer.back_edges:
+            continue
+        for edge in layer.back_edges:
+            if edge.from_layer not in body or edge.to_layer not in body:
+                continue
+            result = body.layer(edge.from_layer)
+            src = body.source(result.id, result.inputs[0].id) if result.inputs else None
+            if src is None or src[0] == edge.to_layer or \
+                    body.layer(src[0]).type != "Parameter":
+                continue
+            port = body.layer(src[0]).port(src[1])
+            if port is None:
+                continue
+            assert port.precision is not None  # GraphBuilder types every port it makes
+            builder = GraphBuilder(body)
+            (copy,) = builder.op("Identity", "opset16", [builder.value(*src)],
+                                 outputs=[TensorInfo(port.precision, port.dims)],
+                                 name=f"{result.name}/copy")
+            body.disconnect_input(result.id, result.inputs[0].id)
+            body.connect(copy.layer, copy.port, result.id, result.inputs[0].id)
+            count += 1
     return count

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir.graph import Graph, Model
+from .base import Pass, PassResult
 
 
 def prune_graph(graph: Graph) -> int:
@@ -28,7 +29,8 @@ def prune_graph(graph: Graph) -> int:
     return removed
 
 
-def prune_model(model: Model) -> Model:
-    """``prune_graph`` on the model's graph; returns the same model."""
-    prune_graph(model.graph)
-    return model
+class Prune(Pass[Model]):
+    """``prune_graph`` on the model's graph."""
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, prune_graph(model.graph))

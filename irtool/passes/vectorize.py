@@ -11,13 +11,26 @@ A loop qualifies when
   (start 0, end -1, stride 1, part size 1);
 * every body op that sees a per-iteration value can take the leading axis: the op class
   says how in ``Op.batching`` (``irtool.opset.base``), and ``_RULES`` below holds each
-  kind's rule. Body ops that see only invariant values are computed once, unchanged.
+  kind's rule. Body ops that see only invariant values are computed once, unchanged;
+* nothing in the body, at any depth, may give another value on another call: no random
+  draw, no variable (ReadValue/Assign), no op irtool does not know or a user's
+  (``loop_facts.impure_layer``), since computing it once would give every iteration the
+  first one's value;
+* the iteration number is the counter: its Parameter is fed by no back edge.
+
+The facts about the graph around the loop (trip count = the length of an input, a
+constant true condition) are accepted only through ``loop_facts``' rules, each of which
+holds for every value (its docstring lists them: casts only where they keep every value
+of their source type, a clamp only at 0, one-element slices only). Whatever is not
+proven keeps the loop. The batched ops compute the same values per row; where numpy or
+BLAS sums in another order over the batch (MatMul, reductions) floats may differ in the
+last bits, as any two BLAS calls may; integers are exact.
 
 ``batched_form(layer)`` builds the replacement as a stand-alone graph (one Parameter per
 input port of the layer, one Result per output port, in order), which the runtime
 compiles in place of the loop (``irtool.runtime.control_flow``, checking at run time
 that the trip count, condition and slice lengths are those the form assumes) and which
-``vectorize_loops`` splices into the IR where those facts are proven from the graph,
+``VectorizeLoops`` splices into the IR where those facts are proven from the graph,
 so that OpenVINO gets the batched form too.
 """
 
@@ -33,9 +46,11 @@ from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo
 from ..ir.types import element_type
 from ..opset import make_op
 from ..opset.base import Op
+from .base import Pass, PassResult
 from .loop_facts import (
     all_true,
     const_of,
+    impure_layer,
     input_source,
     scalar_int,
     shape_index,
@@ -43,9 +58,6 @@ from .loop_facts import (
     unclamped,
 )
 from .prune import prune_graph
-
-_RANDOM = ("RandomUniform", "Multinomial")
-"""Ops whose value differs per call: computing them once would change the loop."""
 
 _I64 = element_type("i64")
 
@@ -96,10 +108,14 @@ def why_not(layer: Layer) -> str | None:
     return None
 
 
-def vectorize_loops(model: Model) -> int:
-    """Replace every loop of ``model`` (innermost first) whose batched form exists and whose
-    trip count, condition and slice lengths provably match it; returns how many."""
-    return _vectorize_graph(model.graph)
+class VectorizeLoops(Pass[Model]):
+    """Replace every loop of a model (innermost first) whose batched form exists and whose
+    trip count, condition and slice lengths provably match it."""
+
+    optimisation = "vectorised loops"
+
+    def apply(self, model: Model) -> PassResult[Model]:
+        return PassResult(model, _vectorize_graph(model.graph))
 
 
 def _vectorize_graph(graph: Graph) -> int:
@@ -132,6 +148,7 @@ def _proven(graph: Graph, layer: Layer) -> bool:
         src = input_source(graph, layer, index) if index is not None else None
         if src is None:
             return False
+        assert entry.axis is not None  # a sliced entry
         sources.append((src, entry.axis))
     if layer.type == "TensorIterator":
         if len(set(sources)) <= 1:
@@ -208,23 +225,19 @@ class _Batcher:
     def const(self, values: Sequence[int] | int) -> Value:
         return self.g.const(np.array(values, dtype=np.int64))
 
-    def op(self, type: str, version: str, inputs: Sequence[Value], attrs: dict | None,  # type: ignore[type-arg]
-           info: TensorInfo, name: str) -> Value:
-        return self.g.op(type, version, inputs, attrs, outputs=[info], name=name)[0]
-
     def unsqueeze(self, v: Value, axes: list[int], name: str) -> Value:
         assert v.shape is not None
         shape = list(v.shape)
         for a in sorted(axes):
             shape.insert(a, 1)
-        return self.op("Unsqueeze", "opset1", [v, self.const(axes)], None,
-                       TensorInfo(v.element_type, tuple(shape)), name)
+        return self.g.op("Unsqueeze", "opset1", [v, self.const(axes)], None,
+                         outputs=[TensorInfo(v.element_type, tuple(shape))], name=name)[0]
 
     def transpose(self, v: Value, perm: list[int], name: str) -> Value:
         assert v.shape is not None
         shape = tuple(v.shape[p] for p in perm)
-        return self.op("Transpose", "opset1", [v, self.const(perm)], None,
-                       TensorInfo(v.element_type, shape), name)
+        return self.g.op("Transpose", "opset1", [v, self.const(perm)], None,
+                         outputs=[TensorInfo(v.element_type, shape)], name=name)[0]
 
     def reshape(self, v: Value, shape: tuple[int, ...], name: str) -> Value:
         """``v`` reshaped to ``shape``, whose one dynamic dim (at most) is the iteration
@@ -232,8 +245,9 @@ class _Batcher:
         known = [d for d in shape if d >= 0]
         if len(known) < len(shape) - 1 or (len(known) < len(shape) and 0 in known):
             raise self.refuse(f"cannot reshape to {shape} with a dynamic iteration count")
-        return self.op("Reshape", "opset1", [v, self.const(list(shape))],
-                       {"special_zero": False}, TensorInfo(v.element_type, shape), name)
+        return self.g.op("Reshape", "opset1", [v, self.const(list(shape))],
+                         {"special_zero": False},
+                         outputs=[TensorInfo(v.element_type, shape)], name=name)[0]
 
     # -- the iteration count and number ----------------------------------------
     def count(self) -> Value:
@@ -246,21 +260,22 @@ class _Batcher:
             if trip.shape not in ((), (1,)):
                 raise self.refuse("the trip count is not a scalar")
             if trip.shape == (1,):
-                trip = self.op("Squeeze", "opset1", [trip, self.const([0])], None,
-                               TensorInfo(trip.element_type, ()), name + "/squeeze")
+                trip = self.g.op("Squeeze", "opset1", [trip, self.const([0])], None,
+                                 outputs=[TensorInfo(trip.element_type, ())],
+                                 name=name + "/squeeze")[0]
             if trip.element_type != _I64:
-                trip = self.op("Convert", "opset1", [trip], {"destination_type": "i64"},
-                               TensorInfo(_I64, ()), name + "/convert")
+                trip = self.g.op("Convert", "opset1", [trip], {"destination_type": "i64"},
+                                 outputs=[TensorInfo(_I64, ())], name=name + "/convert")[0]
             self._count = trip
         else:
             entry = _sliced(self.layer)[0]
             x = self.params[self.input_index(entry)]
-            assert x.rank is not None
-            shape = self.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
-                            TensorInfo(_I64, (x.rank,)), name + "/shape")
-            self._count = self.op("Gather", "opset8", [shape, self.const(entry.axis),
-                                                       self.const(0)], {"batch_dims": 0},
-                                  TensorInfo(_I64, ()), name)
+            assert x.rank is not None and entry.axis is not None
+            shape = self.g.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
+                              outputs=[TensorInfo(_I64, (x.rank,))], name=name + "/shape")[0]
+            self._count = self.g.op("Gather", "opset8", [shape, self.const(entry.axis),
+                                                         self.const(0)], {"batch_dims": 0},
+                                    outputs=[TensorInfo(_I64, ())], name=name)[0]
         return self._count
 
     def iteration_numbers(self, param: Layer) -> Value:
@@ -269,9 +284,9 @@ class _Batcher:
         if info.shape not in ((), (1,)) or info.element_type.name not in ("i32", "i64"):
             raise self.refuse("current_iteration is not an i32/i64 scalar or [1]")
         et = info.element_type
-        value = self.op("Range", "opset4", [self.const(0), self.count(), self.const(1)],
-                        {"output_type": et.name}, TensorInfo(et, (self.trip_dim,)),
-                        f"{self.layer.name}/iterations")
+        value = self.g.op("Range", "opset4", [self.const(0), self.count(), self.const(1)],
+                          {"output_type": et.name}, outputs=[TensorInfo(et, (self.trip_dim,))],
+                          name=f"{self.layer.name}/iterations")[0]
         if info.shape == (1,):
             value = self.unsqueeze(value, [1], f"{self.layer.name}/iterations/unsqueeze")
         return value
@@ -295,6 +310,12 @@ class _Batcher:
         if layer.type == "Loop" and condition is not None and (
                 condition not in self.body or not self._constant_true(condition)):
                 raise self.refuse("the body condition may stop the loop early")
+        impure = impure_layer(self.body)
+        if impure is not None:
+            # Computed once for all iterations, a random draw or a variable read or write
+            # (or an op irtool cannot vouch for) would give every iteration the same value.
+            raise self.refuse(f"body layer {impure.name!r} ({impure.type}-{impure.version}) "
+                              "may give another value on every call")
         self._static_count()
         for entry in entries:
             if entry.kind == "input":
@@ -365,6 +386,8 @@ class _Batcher:
         if entry.purpose == "current_iteration":
             if self.layer.type != "Loop":
                 raise self.refuse("a TensorIterator with an iteration number")
+            if pid in back:
+                raise self.refuse("a back edge feeds the iteration number")
             self.values[key] = _V(self.iteration_numbers(param), True)
             if param.outputs[0].dims == ():
                 self.iteration = key
@@ -411,8 +434,6 @@ class _Batcher:
         if any(v is None for v in ins):
             raise self.refuse(f"body layer {layer.name!r} reads a value defined nowhere")
         inputs: list[_V] = ins  # type: ignore[assignment]
-        if layer.type in _RANDOM:
-            raise self.refuse(f"body layer {layer.name!r} ({layer.type}) draws random values")
         batched = any(v.batched for v in inputs)
         if not batched:
             outs = self._copy(layer, [v.value for v in inputs],
@@ -437,10 +458,11 @@ class _Batcher:
               attrs: dict[str, str] | None = None) -> list[Value]:
         """``layer`` once more in the new graph, fed by ``inputs`` (its constant data and
         bodies shared: neither is changed by this pass)."""
-        new, values = self.g.add(layer.type, layer.version, inputs,
-                                 layer.attrs if attrs is None else attrs, outputs=infos,
-                                 name=f"{self.layer.name}/{layer.name}",
-                                 has_data=layer.has_data)
+        values = self.g.op(layer.type, layer.version, inputs,
+                           layer.attrs if attrs is None else attrs, outputs=infos,
+                           name=f"{self.layer.name}/{layer.name}", has_data=layer.has_data)
+        # The layer just added: the one of the highest id (ids grow), outputs or not.
+        new = self.g.graph.layer(values[0].layer if values else max(self.g.graph.nx))
         new.const = layer.const
         new.bodies = dict(layer.bodies)
         new.port_maps = {k: list(v) for k, v in layer.port_maps.items()}
@@ -693,9 +715,9 @@ def _splice(graph: Graph, layer: Layer, form: Graph) -> bool:
             return False
     mapping: dict[tuple[int, int], tuple[int, int]] = {}
     for p in params:
-        src = inputs[p.id]
-        if src is not None:
-            mapping[(p.id, p.outputs[0].id)] = src
+        fed = inputs[p.id]
+        if fed is not None:
+            mapping[(p.id, p.outputs[0].id)] = fed
     next_id = graph.next_id()
     for lid in form.topological_order():
         new = form.layer(lid)

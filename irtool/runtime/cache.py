@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bulk import paused_gc
+from ..core.bulk import paused_gc
 from ..ir.graph import Graph, Model
 
 # C-level getters: the fingerprint is taken on every cached call, so it must cost little
@@ -49,7 +49,7 @@ def graph_fingerprint(graph: Graph) -> tuple[Any, ...]:
                tuple(map(_PORT, layer.inputs)), tuple(map(_PORT, layer.outputs)),
                tuple(layer.extra.items()))
         if layer.bodies:
-            key += (tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),
+            key += (tuple((name, graph_fingerprint(body)) for name, body in layer.bodies.items()),  # type: ignore[assignment]
                     tuple((name, tuple(map(_ENTRY, entries)))
                           for name, entries in layer.port_maps.items()),
                     tuple(map(_BACK_EDGE, layer.back_edges)))

@@ -3,7 +3,7 @@
 Bodies are compiled once into sub-``Plan``s when the outer plan is compiled.
 Compilation also turns the ``port_map`` and ``back_edges`` into index lists
 (which body Parameter takes which outer input, back-edge value, slice or the
-iteration number; which body Result feeds which output), and ``loopgen`` turns
+iteration number; which body Result feeds which output), and ``codegen.loops`` turns
 those and the body plan into one generated Python loop: no graph work and no
 per-iteration calls or lists beyond the body's own numpy calls. This module
 keeps the semantics around it: trip counts, caps, slicing, zero iterations and
@@ -34,10 +34,13 @@ import sys
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
+from ..core.errors import ExecutionError, IRToolError
+from ..core.scopes import body_scope, layer_path
 from ..ir.graph import Graph, Layer, PortMapEntry
 from ..ir.types import ElementType
 from ..passes.vectorize import BatchedForm, batched_form
+from .codegen.loops import generate
+from .compiler import compile_graph
 from .iteration import (
     ConcatOutput,
     Iterate,
@@ -52,8 +55,7 @@ from .iteration import (
     squeezes_match,
     stack,
 )
-from .loopgen import generate
-from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions, compile_graph, layer_path
+from .plan import CONTROL_FLOW, Kernel, Plan, RunOptions
 
 DEFAULT_MAX_ITERATIONS = 1_000_000
 """Iterations any loop may run when no ``max_iterations`` is given: a trip count of 10**12
@@ -70,7 +72,7 @@ def _compile_body(layer: Layer, scope: str, options: RunOptions, name: str) -> t
     body = layer.bodies.get(name)
     if body is None:
         raise fail(layer, scope, f"has no {name}")
-    return body, compile_graph(body, f"{layer_path(layer, scope)}/{name}", options)
+    return body, compile_graph(body, body_scope(scope, layer.id, name), options)
 
 
 def _dtype(et: ElementType | None) -> np.dtype | None:
@@ -278,7 +280,7 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
     if available is not None and cond and i == available < end:
         err = fail(layer, scope, f"iteration {i} needs part {i} of the sliced inputs, which "
                     f"have only {available} parts")
-        annotate_iteration(err, f"iteration {i} of {layer_path(layer, scope)}")
+        annotate_iteration(err, f"iteration {i} of {layer_path(scope, layer.id)}")
         raise err
     if capped and cond and i == cap:  # it would run another iteration
         raise _limit(layer, scope, cap, cap_note)
@@ -294,23 +296,23 @@ def _run(it: Iteration, layer: Layer, scope: str, outer: list[np.ndarray], trip:
         # inputs or the value kept here for the next run.
         source = outer[zero.outer] if zero.outer is not None else zero.value
         result[o] = np.array(source, copy=True)
-    for ci, (spec, values) in enumerate(zip(it.concat, collected)):
+    for ci, (joined, values) in enumerate(zip(it.concat, collected)):
         if values:
             fusion = iterate.stacking.get(ci)
             if fusion is None:
-                result[spec.output] = concatenate(values, spec, layer, scope)
+                result[joined.output] = concatenate(values, joined, layer, scope)
             else:
-                result[spec.output] = stack(values, spec, fusion, it.body, layer, scope)
-        elif spec.empty_dims is None:
-            raise fail(layer, scope, f"output port {layer.outputs[spec.output].id}: the loop ran "
-                        f"zero iterations and the empty concatenation has no known shape: "
-                        f"{spec.why_no_empty}")
+                result[joined.output] = stack(values, joined, fusion, it.body, layer, scope)
+        elif joined.empty_dims is None:
+            raise fail(layer, scope, f"output port {layer.outputs[joined.output].id}: the loop "
+                        f"ran zero iterations and the empty concatenation has no known shape: "
+                        f"{joined.why_no_empty}")
         else:
-            result[spec.output] = np.zeros(spec.empty_dims, spec.empty_dtype)
+            result[joined.output] = np.zeros(joined.empty_dims, joined.empty_dtype)
     return result
 
 
-def _condition_check(layer: Layer, scope: str):  # type: ignore[no-untyped-def]
+def _condition_check(layer: Layer, scope: str):
     def check(value: np.ndarray) -> bool:
         return _scalar(value, "the body's execution condition", "b", layer, scope)  # type: ignore[return-value]
 
@@ -333,12 +335,13 @@ def _batched_plan(layer: Layer, scope: str, options: RunOptions
                   ) -> tuple[BatchedForm, Plan] | None:
     """The loop's iterations as one batched computation (``passes.vectorize``), compiled;
     None when the iterations may depend on each other or ``options`` say no."""
-    if not options.vectorize:
+    if not options.vectorize or not options.optimize:
         return None
     form = batched_form(layer)
     if form is None:
         return None
-    return form, compile_graph(form.graph, f"{layer_path(layer, scope)}/batched", options)
+    options.applied["batched loops"] += 1
+    return form, compile_graph(form.graph, body_scope(scope, layer.id, "batched"), options)
 
 
 def _batch_fits(batched: tuple[BatchedForm, Plan], it: Iteration, inputs: list[np.ndarray],
@@ -371,7 +374,7 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         if constant is not None and constant.size == 1 and constant.dtype == np.bool_ \
                 and bool(constant.reshape(())):
             it.condition = None
-    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope), options)
     batched = _batched_plan(layer, scope, options)
 
     def loop(inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -381,12 +384,12 @@ def compile_loop(layer: Layer, scope: str, options: RunOptions) -> Kernel:
         # The batched form runs exactly ``trip`` iterations over whole sliced inputs;
         # anything else (no iteration, unbounded, over the cap) is the loop's to handle.
         if batched is not None and cond and 0 < trip <= cap and \
-                _batch_fits(batched, it, inputs, trip):  # type: ignore[arg-type]
+                _batch_fits(batched, it, inputs, trip):
             try:
                 return batched[1].execute(inputs)
             except IRToolError:
                 pass  # the loop says which body layer fails, in which iteration
-        return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),  # type: ignore[operator]
+        return _run(it, layer, scope, inputs, None if trip < 0 else int(trip),
                     bool(cond), cap, note)
 
     loop.iteration = it  # type: ignore[attr-defined]  # for tests and inspection
@@ -400,7 +403,7 @@ def compile_tensor_iterator(layer: Layer, scope: str, options: RunOptions) -> Ke
     if it.current is not None:
         raise fail(layer, scope, "a TensorIterator body cannot have a current_iteration input")
     it.condition = None
-    it.iterate = generate(it, layer, scope, _condition_check(layer, scope))
+    it.iterate = generate(it, layer, scope, _condition_check(layer, scope), options)
     batched = _batched_plan(layer, scope, options)
 
     def tensor_iterator(inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -21,38 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError
-from ..ir.graph import Layer, Port
+from ..core.errors import ExecutionError
+from ..ir.graph import Layer, Port, mismatch, port_dims, port_dtype, shape_text
 from ..ir.types import from_numpy
-
-
-def port_dtype(port: Port) -> np.dtype | None:
-    """The numpy dtype a value on ``port`` must have, or None (nothing to check)."""
-    et = port.precision
-    if et is None or not hasattr(et, "kind") or et.kind in ("dynamic", "string"):
-        return None
-    if et.dtype is None or et.bitwidth < 8:
-        return None
-    return et.dtype
-
-
-def port_dims(port: Port) -> tuple[int, ...] | None:
-    """The dims a value on ``port`` must have (-1: any), or None (rank unknown)."""
-    return tuple(port.dims) if port.dims else None
-
-
-def mismatch(value: Any, dtype: np.dtype | None, dims: tuple[int, ...] | None) -> str | None:
-    """What is wrong with ``value`` against the declaration, or None."""
-    got_dtype = getattr(value, "dtype", None)
-    shape = getattr(value, "shape", None)
-    if got_dtype is None or shape is None:
-        return f"computed a {type(value).__name__}, not a tensor"
-    if dtype is not None and got_dtype != dtype:
-        return "element type"
-    if dims is not None and (len(shape) != len(dims)
-                             or any(d >= 0 and d != s for d, s in zip(dims, shape))):
-        return "shape"
-    return None
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -63,8 +34,7 @@ def _type_name(dtype: np.dtype) -> str:
 
 
 def _text(dtype: Any, dims: Sequence[int] | None) -> str:
-    return f"{dtype}[{','.join('?' if d < 0 else str(d) for d in dims or ())}]" \
-        if dims is not None else f"{dtype}"
+    return f"{dtype}{shape_text(dims)}" if dims is not None else f"{dtype}"  # type: ignore[arg-type]
 
 
 def _expectation(dtype: np.dtype | None, dims: tuple[int, ...] | None) -> tuple[Any, ...]:

@@ -8,15 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
-from ..feeds import input_mismatch
+from ..core.errors import ExecutionError, IRToolError
+from ..core.feeds import input_mismatch
 from ..ir.graph import Model, Shape
 from ..ir.types import ElementType, from_raw_bits
-from ..validation import check_model
+from ..validation import require_valid
 from .cache import PLANS
-from .plan import Plan, RunOptions, compile_graph
-from .state import Variables
+from .compiler import compile_graph
+from .plan import Plan, RunOptions
 from .threads import BlasLimit, blas_thread_limit
+from .variables import Variables
 
 _STATELESS = nullcontext()  # the variable binding of a plan without ReadValue or Assign
 
@@ -34,25 +35,29 @@ class Executor:
 
     ``cached=True`` takes the check and the plan from the plan cache (``cache.PLANS``):
     executors of one unchanged model then share one plan, checked and compiled once.
-    ``vectorize=False`` runs every loop as a loop (see ``RunOptions``).
+    ``vectorize=False`` runs every loop as a loop; ``optimize=False`` turns off every
+    rewrite that only makes runs faster, loop batching included (see ``RunOptions``).
+    ``optimizations`` says what the rewrites did.
 
     A run computes IEEE results silently (log(-1) is NaN, x / 0 is inf): numpy's
     floating-point warnings are off while it runs.
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True, cached: bool = False, vectorize: bool = True) -> None:
+                 check: bool = True, cached: bool = False, vectorize: bool = True,
+                 optimize: bool = True) -> None:
         self.model = model
+        vectorize = vectorize and optimize
         try:
             if cached:
                 self.plan, self.options = PLANS.compiled(
-                    model, (max_iterations, vectorize),
-                    (lambda: check_model(model)) if check else None,
-                    lambda: _compile(model, max_iterations, vectorize))
+                    model, (max_iterations, vectorize, optimize),
+                    (lambda: require_valid(model)) if check else None,  # type: ignore[arg-type]
+                    lambda: _compile(model, max_iterations, vectorize, optimize))
             else:
                 if check:
-                    check_model(model)
-                self.plan, self.options = _compile(model, max_iterations, vectorize)
+                    require_valid(model)
+                self.plan, self.options = _compile(model, max_iterations, vectorize, optimize)
         except IRToolError as err:
             self._locate(err)
             raise
@@ -63,7 +68,14 @@ class Executor:
     @property
     def variables(self) -> Variables:
         """The plan's variable store (see ``state``)."""
-        return self.options.variables  # type: ignore[return-value]
+        return self.options.variables
+
+    @property
+    def optimizations(self) -> dict[str, int]:
+        """What the plan's rewrites did when it compiled, nested plans included, by name
+        (``"fused pools"``, ``"folded constant steps"``, ``"batched loops"``...); only
+        those that did something."""
+        return {k: v for k, v in sorted(self.options.applied.items()) if v}
 
     @property
     def input_names(self) -> list[str]:
@@ -116,14 +128,15 @@ class Executor:
         return self._run(inputs, None)
 
     def _run(self, inputs: Mapping[str, Any] | Sequence[Any],
-             state: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
-        """``run`` with the variables' values in ``state`` (updated when the run succeeds;
-        None: stateless)."""
+             state: dict[str, np.ndarray] | None,
+             draws: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+        """``run`` with the variables' values in ``state`` and the random generators'
+        positions in ``draws`` (both updated when the run succeeds; None: stateless)."""
         try:
             values = self._ordered_inputs(inputs)
             # Floating-point errors give inf/NaN as in OpenVINO; warnings are off once per
             # run here, not per kernel call.
-            binding = self.variables.run(state) if self.variables.used else _STATELESS
+            binding = self.variables.run(state, draws) if self.variables.used else _STATELESS
             with binding, self._blas, np.errstate(all="ignore"):
                 outs = self.run_plan(self.plan, values)
         except IRToolError as err:
@@ -138,10 +151,10 @@ class Executor:
             err.args = (err.format(),)
 
 
-def _compile(model: Model, max_iterations: int | None,
-             vectorize: bool = True) -> tuple[Plan, RunOptions]:
+def _compile(model: Model, max_iterations: int | None, vectorize: bool = True,
+             optimize: bool = True) -> tuple[Plan, RunOptions]:
     options = RunOptions(max_iterations=max_iterations, check_declared=True,
-                         variables=Variables(), vectorize=vectorize)
+                         variables=Variables(), vectorize=vectorize, optimize=optimize)
     plan = compile_graph(model.graph, "", options)
     if model.version < 11:  # unnamed v10 outputs are named after their layer (see Model)
         plan.output_names = model.output_names()

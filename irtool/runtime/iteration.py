@@ -1,5 +1,5 @@
 """The iteration structure of a Loop / TensorIterator, shared by the kernels
-(``control_flow``) and the code generator (``loopgen``).
+(``control_flow``) and the loop code generator (``codegen.loops``).
 
 * What compiling a port map gives: ``Iteration`` (which body Parameter takes which
   outer input, slice, back edge or the iteration number; which body Result feeds
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ExecutionError, IRToolError
-from ..ir.graph import Layer, sliced_range
-from .plan import Kernel, Plan, describe_layer, layer_path
+from ..core.errors import ExecutionError, IRToolError
+from ..core.scopes import layer_path
+from ..ir.graph import Layer, describe_layer, sliced_range
+from .plan import Kernel, Plan
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Iteration:
     concat: list[ConcatOutput] = field(default_factory=list)
     zero: dict[int, ZeroIteration] = field(default_factory=dict)  # output -> source
     num_outputs: int = 0
-    iterate: Iterate | None = None  # the generated iterations (loopgen), set last
+    iterate: Iterate | None = None  # the generated iterations (codegen.loops), set last
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,6 @@ def stack(values: list, spec: ConcatOutput, fusion: Stacking, body: Plan, layer:
             raise
         except Exception as err:
             error = body._failure(fusion.step, (), err)
-            annotate_iteration(error, f"iteration {i} of {layer_path(layer, scope)}")  # type: ignore[arg-type]
+            annotate_iteration(error, f"iteration {i} of {layer_path(scope, layer.id)}")  # type: ignore[arg-type]
             raise error from err
     return concatenate(expanded, spec, layer, scope)

@@ -1,7 +1,11 @@
 """``CompiledModel``: a stateful session over a compiled plan, like OpenVINO's infer request.
 
 ``run`` keeps the variables (ReadValue/Assign) from one call to the next; ``reset_state``
-returns every variable to its initial value; ``state`` reads and sets them by variable id.
+returns every variable to its initial value; ``state`` reads and sets them by variable id
+(setting it as a whole replaces it: a variable not named goes back to its initial value).
+The session's random generators (RandomUniform) move on from call to call too, and
+``reset_state`` leaves them where they are, as OpenVINO's does
+(``irtool.opset.math_random``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..core.errors import ExecutionError
 from ..ir.graph import Model
 from ..ir.types import ElementType
 from .executor import Executor
@@ -63,16 +67,21 @@ class CompiledModel(Executor):
     """
 
     def __init__(self, model: Model, *, max_iterations: int | None = None,
-                 check: bool = True) -> None:
-        super().__init__(model, max_iterations=max_iterations, check=check, cached=True)
+                 check: bool = True, optimize: bool = True) -> None:
+        super().__init__(model, max_iterations=max_iterations, check=check, cached=True,
+                         optimize=optimize)
         self._values: dict[str, np.ndarray] = {}
+        self._draws: dict[str, int] = {}  # each RandomUniform's generator position
 
     def run(self, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
-        """One step: outputs by tensor name; the variables keep what it assigns."""
-        return self._run(inputs, self._values)
+        """One step: outputs by tensor name; the variables keep what it assigns, and the
+        random generators move on."""
+        return self._run(inputs, self._values, self._draws)
 
     def reset_state(self) -> None:
-        """Every variable back to its initial value (as after compiling)."""
+        """Every variable back to its initial value (as after compiling). Random
+        generators go on from where they are, as in OpenVINO (a new session starts them
+        afresh)."""
         self._values.clear()
 
     @property
@@ -87,6 +96,9 @@ class CompiledModel(Executor):
 
     @state.setter
     def state(self, values: Mapping[str, Any]) -> None:
+        """Replace the whole state: the variables named take the values given (all
+        checked first; nothing changes when one is refused), every other variable goes
+        back to its initial value, as after ``reset_state`` and setting each one."""
         checked = {k: self._checked_value(k, v) for k, v in values.items()}
         self._values.clear()
         self._values.update(checked)

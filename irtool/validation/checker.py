@@ -1,27 +1,45 @@
-"""Drive the rules: a file (parse, XSD, lenient read, semantics) or an in-memory Model."""
+"""The validator: ``validate`` a file (read, XSD, semantic rules) or an in-memory Model.
+
+The rules live in one module per family (``codes.RULES`` gives each code's family, and
+the family is the module's name): ``reading`` (the file itself), ``xsd``, ``structure``,
+``tensors``, ``ops``, ``axes``, ``control_flow``, ``variables``, ``weights``. Nothing
+here raises for bad input: every finding is a ``Diagnostic``; ``read_valid`` and
+``require_valid`` turn the errors into an ``IRValidationError`` for the callers that
+must refuse such IR (``irtool.load``, the runtime).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
-from ..bulk import paused_gc
-from ..diagnostics import Diagnostic
-from ..errors import IRParseError, IRValidationError
-from ..ir import xml_reader
+from ..core.bulk import paused_gc
+from ..core.diagnostics import Diagnostic, errors_only
+from ..core.errors import IRValidationError
+from ..core.scopes import body_scope
 from ..ir.graph import Graph, Model
-from ..sniff import other_kind
 from .axes import check_axes
 from .codes import severity
 from .control_flow import check_control_flow
-from .ops import attribute_problem, is_known_op
-from .report import Reporter, body_scope, layer_map
+from .ops import check_op
+from .reading import read
+from .report import Reporter, layer_map
 from .structure import check_structure
 from .tensors import check_tensors
 from .variables import check_variables
 from .weights import check_weights
-from .xsd import load_schema, xsd_diagnostics
+
+
+def validate(model_or_path: Model | str | os.PathLike[str]) -> list[Diagnostic]:
+    """Every problem of an IR file (XSD + semantics) or of a ``Model`` (semantics only).
+
+    Never raises for bad input; returns an empty list when the IR is sound. Warnings
+    (``severity="warning"``) do not make an IR invalid.
+    """
+    if isinstance(model_or_path, Model):
+        return validate_model(model_or_path)
+    return check_file(model_or_path)[1]
 
 
 def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
@@ -30,17 +48,11 @@ def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
     check_structure(graph, layers, scope, rep)
     for layer in layers.values():
         check_tensors(layer, scope, rep)
-        if layer.type and not is_known_op(layer.type, layer.version):
-            rep.add("UNKNOWN_OP", f"operation {layer.type}-{layer.version or '?'} is known "
-                    "neither to irtool nor to OpenVINO's opsets", layer=layer, scope=scope)
-        problem = attribute_problem(layer.type, layer.version, layer.attrs) \
-            if layer.type else None
-        if problem is not None:
-            rep.add("ATTR_VALUE", problem, layer=layer, scope=scope)
+        check_op(layer, scope, rep)
         check_axes(graph, layers, layer, scope, rep)
         check_control_flow(graph, layers, layer, scope, rep)
         for body_name, body in layer.bodies.items():
-            check_graph(body, body_scope(scope, layer, body_name), rep)
+            check_graph(body, body_scope(scope, layer.id, body_name), rep)
 
 
 def validate_model(model: Model, *, file: str | None = None,
@@ -56,124 +68,43 @@ def validate_model(model: Model, *, file: str | None = None,
     return rep.diagnostics
 
 
-def _file_problem(code: str, message: str, file: str, line: int | None = None) -> Diagnostic:
-    return Diagnostic(code, message, file, line, severity=severity(code))
-
-
-def check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None
+def check_file(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None
                ) -> tuple[Model | None, list[Diagnostic]]:
-    """Parse safely (once), check against the XSD, read leniently, run the semantic rules.
+    """Read the file (``reading``: at most two passes), then run the semantic rules.
 
     Returns the model read (None when the file could not be read at all) and every
     diagnostic, in the order ``irtool validate`` prints them.
     """
     with paused_gc():
-        return _check_file(path, bin_path)
+        found = read(path, bin_path)
+        if found.model is None:
+            return None, found.diagnostics
+        file = str(path)
+        diagnostics = found.diagnostics
+        for problem in found.problems:
+            if problem.severity != severity(problem.code):
+                problem = dataclasses.replace(problem, severity=severity(problem.code))
+            diagnostics.append(problem)
+        diagnostics += validate_model(found.model, file=file, earlier=found.problems)
+        diagnostics += check_weights(found.model, found.weights_size, file)
+        return found.model, diagnostics
 
 
-_HEAD_CODES = {"io": "FILE_UNREADABLE", "size": "XML_MALFORMED", "dtd": "XML_DTD"}
-
-
-def _check_file(path: str | os.PathLike, bin_path: str | os.PathLike | None
-                ) -> tuple[Model | None, list[Diagnostic]]:
-    """Read the file as a stream checked against the schema on the way; when the schema
-    finds something (or the .bin cannot be opened), read it again as a whole tree to
-    report every schema error with the layer it is in."""
-    file = str(path)
-    mixup = other_kind(path, "ir")
-    if mixup is not None:
-        return None, [_file_problem("FILE_UNREADABLE", mixup, file)]
-    try:
-        head = xml_reader.read_head(path)
-    except xml_reader.HeadError as err:
-        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
-    version = xml_reader.ir_version(head)
-    schema, why = load_schema(version if version in (10, 11) else 11)
-    del head
-    try:
-        weights = xml_reader.open_weights(path, bin_path)
-    except IRParseError:
-        return _check_tree(path, bin_path)
-    problems: list[Diagnostic] = []
-    try:
-        model = xml_reader.stream_model(path, weights, problems=problems, schema=schema)
-    except xml_reader.NeedsTree:
-        return _check_tree(path, bin_path)
-    except xml_reader.HeadError as err:  # a DOCTYPE only the parser could see
-        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
-    except IRParseError as err:
-        return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
-    diagnostics = [] if schema is not None else [
-        _file_problem("XSD_UNAVAILABLE", f"XSD checks skipped: {why}", file, model.graph.line)]
-    return model, _semantics(model, weights, file, diagnostics, problems)
-
-
-def _check_tree(path: str | os.PathLike, bin_path: str | os.PathLike | None
-                ) -> tuple[Model | None, list[Diagnostic]]:
-    """``_check_file`` on the whole XML tree at once (every schema error located)."""
-    file = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        return None, [_file_problem("FILE_UNREADABLE", f"cannot read: {err.strerror or err}",
-                                    file)]
-    try:
-        root = xml_reader.parse_xml(data, file)
-    except xml_reader.HeadError as err:
-        return None, [_file_problem(_HEAD_CODES[err.kind], err.message, file, err.line)]
-    except IRParseError as err:
-        return None, [_file_problem("XML_MALFORMED", err.message, file, err.line)]
-    del data
-    try:
-        version = int(root.get("version", "11"))
-    except ValueError:
-        version = 11
-    diagnostics = xsd_diagnostics(root, file, version if version in (10, 11) else 11)
-    problems: list[Diagnostic] = []
-    try:
-        weights = xml_reader.open_weights(path, bin_path)
-        model = xml_reader.model_from_xml(root, weights, file=file, problems=problems)
-    except IRParseError as err:  # the .bin cannot be read
-        return None, [*diagnostics, *problems,
-                      _file_problem("FILE_UNREADABLE", err.message, file, err.line)]
-    del root
-    return model, _semantics(model, weights, file, diagnostics, problems)
-
-
-def _semantics(model: Model, weights: object, file: str, diagnostics: list[Diagnostic],
-               problems: list[Diagnostic]) -> list[Diagnostic]:
-    """``diagnostics`` (of the XML) plus the reader's ``problems`` and the semantic and
-    weights rules' findings."""
-    for problem in problems:
-        if problem.severity != severity(problem.code):
-            problem = Diagnostic(**{**problem.to_dict(), "severity": severity(problem.code)})
-        diagnostics.append(problem)
-    diagnostics += validate_model(model, file=file, earlier=problems)
-    size = len(weights) if weights is not None else 0  # type: ignore[arg-type]
-    diagnostics += check_weights(model, size, file)
-    return diagnostics
-
-
-def validate_file(path: str | os.PathLike, bin_path: str | os.PathLike | None = None
-                  ) -> list[Diagnostic]:
-    """Every diagnostic of an IR file (see ``check_file``)."""
-    return check_file(path, bin_path)[1]
-
-
-def load_checked(path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> Model:
+def read_valid(path: str | os.PathLike[str],
+               bin_path: str | os.PathLike[str] | None = None) -> Model:
     """The model in ``path`` if ``validate`` finds no error in it, else
     ``IRValidationError`` (its message is the first error's diagnostic line)."""
     model, diagnostics = check_file(path, bin_path)
-    errors = [d for d in diagnostics if d.severity == "error"]
+    errors = errors_only(diagnostics)
     if errors or model is None:
         raise IRValidationError.from_diagnostics(errors)
     return model
 
 
-def check_model(model: Model) -> Model:
+def require_valid(model: Model) -> Model:
     """``model`` itself if the semantic rules find no error in it, else
     ``IRValidationError`` naming the first (for models built in memory)."""
-    errors = [d for d in validate_model(model, file=model.path) if d.severity == "error"]
+    errors = errors_only(validate_model(model, file=model.path))
     if errors:
         raise IRValidationError.from_diagnostics(errors)
     return model

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.scopes import body_scope
 from ..ir.graph import Graph, Layer, Port, PortMapEntry, sliced_range
 from .report import (
     Reporter,
-    body_scope,
+    dims,
     find_port,
     fmt_dims,
     known_rank,
@@ -187,8 +188,8 @@ def _check_entry_tensors(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, interna
         # edge disagrees); two different static dims cannot both hold.
         axis = static_dims_differ(ext_port.dims, body_port.dims)
         if axis is not None:
-            ctx.add("PORT_MAP_SHAPE", f"{where}: dim {axis} is {ext_port.dims[axis]} on the "
-                    f"{ctx.layer.type} port but {body_port.dims[axis]} on body Parameter "
+            ctx.add("PORT_MAP_SHAPE", f"{where}: dim {axis} is {dims(ext_port)[axis]} on the "
+                    f"{ctx.layer.type} port but {dims(body_port)[axis]} on body Parameter "
                     f"{internal.id}", entry.line)
 
 
@@ -219,10 +220,10 @@ def _check_sliced_input(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_por
         ctx.add("PORT_MAP_SHAPE", f"{where}: a slice of {fmt_dims(ext_port)} has rank {rank} "
                 f"but body Parameter {entry.internal_layer_id} has {fmt_dims(body_port)}",
                 entry.line)
-    elif r_body is not None and part >= 1 and body_port.dims[axis] not in (-1, part):
+    elif r_body is not None and part >= 1 and dims(body_port)[axis] not in (-1, part):
         ctx.add("PORT_MAP_SHAPE", f"{where}: slices along axis {axis} have size {part} but body "
                 f"Parameter {entry.internal_layer_id} has {fmt_dims(body_port)}", entry.line)
-    dim = ext_port.dims[axis]
+    dim = dims(ext_port)[axis]
     if dim < 0 or part < 1 or stride == 0:
         return  # dynamic: nothing to fit; bad params reported above
     # A static empty dimension names no element: _parts says so (OpenVINO's CPU plugin
@@ -269,7 +270,7 @@ def _openvino_reads_alike(start: int, end: int, stride: int) -> bool:
     """Does OpenVINO's CPU plugin slice ``start``/``end`` as written? It cuts the parts from
     the first element walking forward and from the last walking back, whatever ``start``
     says, and refuses a forward range whose ``end`` is 0 or more, or a backward one whose
-    ``end`` is negative (``tests/validate/test_validate_rules.py`` records what each engine
+    ``end`` is negative (``tests/validation/test_validate_rules.py`` records what each engine
     does with each)."""
     return (start == 0 and end < 0) if stride > 0 else (start == -1 and end >= 0)
 
@@ -295,7 +296,7 @@ def _check_concat_output(ctx: _Ctx, entry: PortMapEntry, ext_port: Port, body_po
     if r_ext is None or r_body is None:
         return
     axis %= rank
-    for i, (outer, inner) in enumerate(zip(ext_port.dims, body_port.dims)):
+    for i, (outer, inner) in enumerate(zip(dims(ext_port), dims(body_port))):
         if i != axis and outer >= 0 and inner >= 0 and outer != inner:
             # e.g. axis="-1" where the port was declared for axis 0: irtool joins along the
             # axis the entry names, as the spec says; OpenVINO's CPU plugin then fails or
@@ -329,8 +330,9 @@ def _check_iteration_count(ctx: _Ctx, entries: list[PortMapEntry]) -> None:
         f"; irtool reads start={start} as the spec does (the first part at index {start}), "
         f"OpenVINO's CPU plugin cuts its {count} part(s) from index 0")
     for entry, ext_port, body_port in ctx.concatenated:
-        axis = entry.axis % len(ext_port.dims)  # type: ignore[operator]
-        outer, inner = ext_port.dims[axis], body_port.dims[axis]
+        assert entry.axis is not None  # a concatenated output
+        axis = entry.axis % len(dims(ext_port))
+        outer, inner = dims(ext_port)[axis], dims(body_port)[axis]
         if outer < 0 or inner < 0:
             continue
         where = f"port_map output external_port_id={entry.external_port_id}"
@@ -387,7 +389,7 @@ def _check_iterator(ctx: _Ctx, *, is_loop: bool) -> None:
         ctx.rep.add("PARAMETER_UNMAPPED", f"nothing feeds this body Parameter: no port_map "
                     f"input of {layer.type} {layer.id}"
                     + (", back edge or current_iteration purpose" if is_loop else " or back edge"),
-                    layer=param, scope=body_scope(ctx.scope, layer, "body"))
+                    layer=param, scope=body_scope(ctx.scope, layer.id, "body"))
     # every outer port is used
     skip = 2 if is_loop else 0
     for index, port in enumerate(layer.inputs):
@@ -523,7 +525,7 @@ def _check_if(ctx: _Ctx) -> None:
             if param.type == "Parameter" and pid not in mapped.inputs:
                 ctx.rep.add("PARAMETER_UNMAPPED", f"nothing feeds this {body_name} Parameter: "
                             f"no {map_name} input of If {layer.id}", layer=param,
-                            scope=body_scope(ctx.scope, layer, body_name))
+                            scope=body_scope(ctx.scope, layer.id, body_name))
         for port in layer.outputs:
             if port.id not in mapped.outputs:
                 ctx.add("OUTPUT_UNMAPPED", f"output port {port.id} is produced by no "

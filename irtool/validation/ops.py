@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import functools
 
+from ..ir.graph import Layer
+from .report import Reporter
+
 # IR spells a few OpenVINO class names differently (see OpenVINO's serializer).
 _CLASS_NAME = {"Const": "Constant", "ReLU": "Relu", "PReLU": "PRelu", "SoftMax": "Softmax"}
 
@@ -98,3 +101,15 @@ def _attribute_problem(op_type: str, version: str, items: tuple[tuple[str, str],
     except (ValueError, KeyError, OverflowError) as err:  # AttributeParseError is a ValueError
         return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return None
+
+
+def check_op(layer: Layer, scope: str, rep: Reporter) -> None:
+    """UNKNOWN_OP and ATTR_VALUE of one layer."""
+    if not layer.type:
+        return  # the reader reported LAYER_ATTR
+    if not is_known_op(layer.type, layer.version):
+        rep.add("UNKNOWN_OP", f"operation {layer.type}-{layer.version or '?'} is known "
+                "neither to irtool nor to OpenVINO's opsets", layer=layer, scope=scope)
+    problem = attribute_problem(layer.type, layer.version, layer.attrs)
+    if problem is not None:
+        rep.add("ATTR_VALUE", problem, layer=layer, scope=scope)

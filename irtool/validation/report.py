@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic
-from ..ir.graph import Graph, Layer, Port
+from ..core.diagnostics import Diagnostic
+from ..ir.graph import Graph, Layer, Port, shape_text
 from ..ir.types import ElementType
 from .codes import severity
 
@@ -48,11 +48,6 @@ def layer_map(graph: Graph) -> dict[int, Layer]:
     return {node: data["layer"] for node, data in graph.nx.nodes(data=True) if "layer" in data}
 
 
-def body_scope(scope: str, layer: Layer, body: str) -> str:
-    """The scope of ``layer``'s body ``body``: ``"3/body"``, ``"3/body/7/then_body"``."""
-    return f"{scope}/{layer.id}/{body}" if scope else f"{layer.id}/{body}"
-
-
 def find_port(ports: list[Port], port_id: int) -> Port | None:
     return next((p for p in ports if p.id == port_id), None)
 
@@ -85,18 +80,23 @@ def one_element(port: Port | None) -> bool:
     return len(dims) == 1 and dims[0] in (1, -1)
 
 
-def static_dims_differ(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+def static_dims_differ(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> int | None:
     """The first axis where both dims are static and different, else None."""
-    for axis, (x, y) in enumerate(zip(a, b)):
+    for axis, (x, y) in enumerate(zip(a or (), b or ())):
         if x >= 0 and y >= 0 and x != y:
             return axis
     return None
 
 
+def dims(port: Port) -> tuple[int, ...]:
+    """The dims of a port whose rank is known (``known_rank`` said so)."""
+    assert port.dims is not None
+    return port.dims
+
+
 def fmt_dims(port: Port | None) -> str:
-    if port is None or port.dims is None:
-        return "[?]"
-    return "[" + ",".join(str(d) for d in port.dims) + "]"
+    """The port's shape as messages show it (``[...]``: none known)."""
+    return shape_text(port.dims if port is not None else None)
 
 
 def producer(graph: Graph, layers: dict[int, Layer], layer: Layer,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..ir.graph import Layer, Port
+from ..ir.serde.xml_reader import MAX_DIM
 from ..ir.types import ElementType, element_type
-from ..ir.xml_reader import MAX_DIM
 from .report import Reporter, fmt_dims, iter_ports, precision
 
 # <data> attributes that hold an element type on the ops that have them

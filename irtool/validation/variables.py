@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..ir.graph import Graph, Layer, Port, Shape, format_shape, parse_shape
+from ..core.scopes import body_scope
+from ..ir.graph import Graph, Layer, Port, Shape, parse_shape, shape_text
 from ..ir.types import ElementType, element_type
-from .report import Reporter, body_scope, layer_map
+from .report import Reporter, layer_map
 
 STATEFUL = ("ReadValue", "Assign")
 
@@ -42,7 +43,7 @@ def _port_info(port: Port | None) -> tuple[ElementType | None, Shape | None]:
 
 
 def _show(et: ElementType | None, shape: Shape | None) -> str:
-    return f"{et.name if et else 'any type'} [{format_shape(shape)}]"
+    return f"{et.name if et else 'any type'} {shape_text(shape)}"
 
 
 def _declared(layer: Layer, scope: str, rep: Reporter) -> tuple[ElementType | None,
@@ -98,18 +99,18 @@ def check_variables(graph: Graph, rep: Reporter) -> None:
             rep.add("VARIABLE_NO_ASSIGN", f"variable {vid!r} is read but no Assign writes it",
                     layer=use.layer, scope=use.scope)
     for vid, assigns in writers.items():
-        uses = readers.get(vid)
-        if not uses:
+        reads = readers.get(vid)
+        if not reads:
             for scope, layer in assigns:
                 rep.add("VARIABLE_NO_READ", f"Assign writes variable {vid!r}, which no "
                         "ReadValue reads", layer=layer, scope=scope)
             continue
         for scope, layer in assigns[1:]:
-            first = assigns[0][1]
+            first_assign = assigns[0][1]
             rep.add("VARIABLE_CONFLICT", f"variable {vid!r} is assigned here and at layer "
-                    f'{first.id} "{first.name}"', layer=layer, scope=scope)
+                    f'{first_assign.id} "{first_assign.name}"', layer=layer, scope=scope)
         for scope, layer in assigns:
-            _agree(_Use(scope, layer, uses[0].et, uses[0].shape), vid, "input",
+            _agree(_Use(scope, layer, reads[0].et, reads[0].shape), vid, "input",
                    layer.inputs[0] if layer.inputs else None, rep)
 
 
@@ -119,7 +120,7 @@ def _walk(graph: Graph, scope: str) -> Iterator[tuple[str, Layer]]:
     for layer in layer_map(graph).values():
         yield scope, layer
         for name, body in layer.bodies.items():
-            yield from _walk(body, body_scope(scope, layer, name))
+            yield from _walk(body, body_scope(scope, layer.id, name))
 
 
 def _same_type(a: ElementType | None, b: ElementType | None) -> bool:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic
 from ..ir.graph import Model
-from ..ir.weights import record_mismatch
+from ..ir.serde.weights import record_mismatch
 from .codes import severity
 
 
@@ -20,7 +20,7 @@ def const_extent(model: Model) -> int:
 def check_weights(model: Model, bin_size: int, file: str) -> list[Diagnostic]:
     """BIN_SIZE: OpenVINO, its converters and irtool write a .bin that ends with the last
     Const's bytes, so a longer one is another model's. BIN_MISMATCH: irtool's record of
-    the weights (``irtool.ir.weights``) says the bytes are not the ones saved."""
+    the weights (``irtool.ir.serde.weights``) says the bytes are not the ones saved."""
     found = []
     extent = const_extent(model)
     if bin_size > extent:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic
 from .codes import severity
 
 MAX_XSD_DIAGNOSTICS = 200

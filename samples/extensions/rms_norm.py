@@ -22,14 +22,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irtool.opset import Op, TensorInfo, register
+from irtool.opset import Attrs, Op, TensorInfo, register
 
 
 @register("RMSNorm", "extension")
 class RMSNorm(Op):
     """``x / sqrt(mean(x**2, axis=-1) + epsilon) * scale``; inputs ``x``, ``scale``."""
 
-    def __init__(self, attrs=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, attrs: Attrs | None = None) -> None:
         super().__init__(attrs)
         self.epsilon = self.attr_float("epsilon", 1e-6)
 

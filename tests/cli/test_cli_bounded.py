@@ -17,7 +17,7 @@ from onnx import helper as h
 import irtool
 from irtool import api
 from irtool.cli import main as cli_main
-from irtool.crosscheck.check import DEFAULT_TIMEOUT_S as CHECK_TIMEOUT_S
+from irtool.tools.check import DEFAULT_TIMEOUT_S as CHECK_TIMEOUT_S
 
 
 def _forever() -> onnx.ModelProto:

@@ -15,13 +15,12 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from support.differential.forms import evaluate
 from support.differential.generate import Case, cases
 
-KNOWN_OPEN: frozenset[str] = frozenset({"narrowing-trip-cast", "swap", "seeded-random"})
-"""Constructs left out of the CI runs because irtool gets them wrong today, the fixes being
-made elsewhere (issue 21): a Loop trip count cast through a type that cannot hold it (the
-vectoriser takes it for the length; OpenVINO mis-folds the converter's clamp of it),
-carried values that swap (OpenVINO on irtool's IR), seeded random ops (irtool repeats the
-draws). Each has a strict xfail reproducer in ``test_found.py``; when one passes, drop its
-construct from here."""
+KNOWN_OPEN: frozenset[str] = frozenset()
+"""Constructs left out of the CI runs while irtool gets them wrong (each with a strict
+xfail reproducer in ``test_found.py``; when it passes, its construct leaves this set).
+None today: narrowed trip counts, swapped carried values and seeded random ops, left out
+until issue 21's fixes were merged, are in again."""
+
 
 _SETTINGS = {"derandomize": True, "deadline": None, "database": None,
              "suppress_health_check": list(HealthCheck), "print_blob": False}

@@ -1,21 +1,22 @@
 """The differential suite's own parts: the generator covers what issue 21 lists, shrinking
-keeps a failure, the plain-runtime form really runs without rewrites, and a form that
+keeps a failure, the baseline forms really run without optimisations, and a form that
 computes something else is caught (so the suite is not vacuous)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from support.differential import forms
-from support.differential.forms import FORMS, Form, evaluate, rewrites_off
+from support.differential.forms import FORMS, Form, evaluate
 from support.differential.generate import CONSTRUCTS, OPSETS, Case, generate
 from support.differential.shrink import RecordingChooser, ReplayChooser, shrink
 from support.fuzzing import RandomChooser
 
-from irtool.onnx.protos import walk_nodes
+from irtool.frontends.onnx.protos import walk_nodes
 
 
 def _cases(count: int, exclude: frozenset[str] = frozenset()) -> list[Case]:
@@ -99,28 +100,25 @@ def _record(seed: int) -> list[int]:
     return chooser.choices
 
 
-def test_rewrites_off_compiles_plain_plans() -> None:
-    """A constant Add is folded and steps are inlined normally; not inside ``rewrites_off``,
-    and the normal plan comes back afterwards."""
+def test_the_baselines_run_without_optimisations(tmp_path: Path) -> None:
+    """The forms that settle a rewrite's result run with ``optimize=False``: on the same
+    IR, irtool's default runtime folds a constant Add, the plain runtime (and the all-off
+    form's) does not."""
     from support.conversion import const_node, make_model, vi
 
     import irtool
-    from irtool.runtime.plan import compile_graph
 
     model = make_model([const_node("a", [1.0, 2.0], np.float32),
                         onnx.helper.make_node("Add", ["a", "a"], ["b"]),
-                        onnx.helper.make_node("Mul", ["x", "b"], ["c"]),
-                        onnx.helper.make_node("Relu", ["c"], ["y"])],
+                        onnx.helper.make_node("Mul", ["x", "b"], ["y"])],
                        [vi("x", np.float32, [2])], [vi("y", np.float32, [2])])
-    ir = irtool.convert(model)
-    normal = compile_graph(ir.graph)
-    with rewrites_off():
-        plain = compile_graph(ir.graph)
-    again = compile_graph(ir.graph)
-    assert len(plain.steps) == len(normal.steps) + 1  # the Add on constants is a step
-    assert not any(step.inlined for step in plain.steps)
-    assert any(step.inlined for step in normal.steps)
-    assert len(again.steps) == len(normal.steps)
+    xml = tmp_path / "m.xml"
+    irtool.save(irtool.convert(model, optimize=False), xml)
+    by_name = {f.name: f for f in FORMS}
+    assert forms.executor_for(xml, by_name["irtool"]).optimizations
+    for name in ("irtool:plain-runtime", "irtool:all-off"):
+        assert forms.executor_for(xml, by_name[name]).optimizations == {}, name
+    assert by_name["irtool:all-off"].convert == {"optimize": False}
 
 
 def test_a_form_that_computes_otherwise_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

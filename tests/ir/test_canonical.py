@@ -1,4 +1,4 @@
-"""``irtool.ir.canonical``: what counts as the same IR XML, and what does not."""
+"""``irtool.ir.serde.canonical``: what counts as the same IR XML, and what does not."""
 
 from __future__ import annotations
 

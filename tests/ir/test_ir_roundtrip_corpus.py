@@ -16,8 +16,8 @@ import pytest
 from support import CORPUS_CASES, CORPUS_CONTROL_FLOW_CASES
 
 import irtool
-from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, cases_with_ops, corpus_cases
 from irtool.ir import round_trip_difference
+from irtool.tools.corpus import CONTROL_FLOW_OPS, CorpusCase, cases_with_ops, corpus_cases
 
 # One thread, f32: the same results every run, independent of the machine's load.
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1"}

@@ -128,7 +128,7 @@ def test_source_file_cut_short_while_saving_is_an_error_and_writes_nothing(
         tmp_path: Path) -> None:
     """The .bin is streamed from the source after the XML tree is built: a source cut
     short in between is refused by name when the copy runs out of bytes."""
-    from irtool.ir import xml_writer
+    from irtool.ir.serde import xml_writer
 
     src = tmp_path / "m.onnx"
     _chain(src, loops=3, width=64)

@@ -1,7 +1,7 @@
 """Tests of the IR XML schemas (schemas/ir_v11.xsd, schemas/ir_v10.xsd).
 
 Positive: every IR that OpenVINO wrote for the ONNX node test cases (the
-corpus of irtool/crosscheck/corpus.py, slow) and a few IRs written here with OpenVINO
+corpus of irtool/tools/corpus.py, slow) and a few IRs written here with OpenVINO
 (Loop with an If in its body, rt_info at every level) must validate with no
 error at all.  Negative: single mutations of a real IR must be rejected, with
 the error reported on the line of the mutated element, because
@@ -21,7 +21,7 @@ import pytest
 from lxml import etree
 from support import CORPUS_CASES, REPO
 
-from irtool.crosscheck import corpus as ov_corpus
+from irtool.tools import corpus as ov_corpus
 
 SCHEMAS = REPO / "schemas"
 

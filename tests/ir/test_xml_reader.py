@@ -18,8 +18,9 @@ import pytest
 from lxml import etree
 
 import irtool
-from irtool.errors import IRParseError
-from irtool.ir import GraphBuilder, Model, read_model, read_model_bytes, xml_reader
+from irtool.core.errors import IRParseError
+from irtool.ir import GraphBuilder, Model, read_model, read_model_bytes
+from irtool.ir.serde import xml_reader
 
 # A Parameter f32[2] -> Result; line numbers are counted from 1 at the declaration.
 GOOD = """<?xml version="1.0"?>

@@ -5,7 +5,7 @@ normalization.py, math_*.py).
 
 Expected values always come from OpenVINO itself:
 
-* the ONNX node-test corpus OpenVINO wrote (irtool/crosscheck/corpus.py): every case whose
+* the ONNX node-test corpus OpenVINO wrote (irtool/tools/corpus.py): every case whose
   layers all belong to these modules must reproduce OpenVINO's outputs (slow sweep),
   and one case per operation runs in the fast suite, converted on the spot;
 * small models built here with OpenVINO's Python opset builders, saved as IR and run
@@ -38,14 +38,14 @@ from support.opset_harness import (
     share_predicate,
 )
 
-from irtool.crosscheck import corpus as ov_corpus
 from irtool.ir.types import element_type
 from irtool.opset import TensorInfo, make_op, registered
-from irtool.opset.math_util import erf
+from irtool.opset._common import erf
+from irtool.tools import corpus as ov_corpus
 
 SHARE_MODULES = frozenset({
     "elementwise", "activation", "reduction", "normalization", "math_convert", "math_misc",
-    "math_fft", "math_random",
+    "spectral", "math_random",
 })
 
 

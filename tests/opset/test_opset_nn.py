@@ -1,10 +1,10 @@
-"""Tests of the shape, indexing and NN opset: irtool/opset/shape_ops.py, indexing.py,
-scatter.py, convolution.py, pooling.py, interpolate.py, recurrent.py, detection.py and
+"""Tests of the shape, indexing and NN opset: irtool/opset/shape.py, indexing.py,
+scatter.py, convolution.py, pooling.py, resize.py, recurrent.py, detection.py and
 nn_*.py.
 
 Expected values always come from OpenVINO itself:
 
-* the ONNX node-test corpus OpenVINO wrote (irtool/crosscheck/corpus.py): every case whose
+* the ONNX node-test corpus OpenVINO wrote (irtool/tools/corpus.py): every case whose
   layers all belong to these modules must reproduce OpenVINO's outputs, one case per
   operation runs even without a built corpus (converted on the spot), and a slow sweep
   covers every case that uses any of these operations;
@@ -49,13 +49,13 @@ from support.opset_harness import (
 )
 
 import irtool
-from irtool.crosscheck import corpus as ov_corpus
 from irtool.ir.types import element_type
 from irtool.opset import TensorInfo, make_op
 from irtool.runtime import Executor
+from irtool.tools import corpus as ov_corpus
 
 SHARE_MODULES = frozenset({
-    "shape_ops", "indexing", "scatter", "convolution", "pooling", "interpolate", "recurrent",
+    "shape", "indexing", "scatter", "convolution", "pooling", "resize", "recurrent",
     "detection", "nn_misc", "nn_embedding", "nn_ctc",
 })
 RNG = np.random.default_rng(7)

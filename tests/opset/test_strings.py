@@ -20,7 +20,7 @@ import openvino.opset15 as ops
 import pytest
 
 import irtool
-from irtool.errors import IRToolError
+from irtool.core.errors import IRToolError
 from irtool.ir import round_trip_difference
 
 WORDS = np.array([["ab", "", "héllo"], ["x", "yz", "日本"]])

@@ -4,7 +4,7 @@ The validator refuses these IRs first (``load`` is strict), so the kernels meet 
 on in-memory models run with ``check=False``; still, each must be one line naming the
 layer by its full path (``5/body/<id>``: the layer sits in a body), the port-map entry's
 XML line when it has one, and what is wrong. The kernels are compiled directly with that
-scope. Expected messages follow the format of ``irtool.errors`` and the port-map terms of
+scope. Expected messages follow the format of ``irtool.core.errors`` and the port-map terms of
 the OpenVINO specs.
 """
 
@@ -32,7 +32,7 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.ir.graph import BackEdge, Layer
 from irtool.runtime import Executor, RunOptions
 from irtool.runtime.control_flow import compile_if, compile_loop, compile_tensor_iterator

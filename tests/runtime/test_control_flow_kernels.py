@@ -26,7 +26,7 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.errors import ExecutionError, IRValidationError
+from irtool.core.errors import ExecutionError, IRValidationError
 from irtool.ir import Layer, Value
 from irtool.runtime import Executor
 

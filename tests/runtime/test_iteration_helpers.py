@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from support.ir_builders import Net
 
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.ir.graph import Layer, Port
+from irtool.runtime import compile_graph
 from irtool.runtime.iteration import (
     ConcatOutput,
     Iteration,
@@ -27,7 +28,6 @@ from irtool.runtime.iteration import (
     squeezes_match,
     stack,
 )
-from irtool.runtime.plan import compile_graph
 
 LAYER = Layer(id=7, name="loop", type="TensorIterator", version="opset1",
               outputs=[Port(3), Port(4)])

@@ -9,8 +9,8 @@ import pytest
 from support.ir_builders import A0, F32, Net, counting_expected, counting_loop
 
 import irtool
-from irtool.backends.openvino import one_line, run_ir
-from irtool.errors import BackendError, ExecutionError
+from irtool.core.errors import BackendError, ExecutionError
+from irtool.engines.openvino import one_line, run_ir
 
 FEEDS = {"trip": np.array(3), "cond": np.array(True), "a0": A0}
 EXPECTED = counting_expected(3, True, A0)

@@ -28,7 +28,7 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.errors import ExecutionError, IRValidationError
+from irtool.core.errors import ExecutionError, IRValidationError
 from irtool.runtime import Executor, control_flow
 
 FEEDS = {"trip": np.array(5), "cond": np.array(True), "a0": A0}
@@ -241,7 +241,7 @@ def test_zero_iterations_with_an_unknown_concat_shape() -> None:
     model = finish(net, lp)
     feeds = {"trip": np.array(0), "cond": np.array(True), "V": np.ones((1, 4), F32)}
     # Nothing fixes dim 1 without an iteration: OpenVINO (and onnxruntime, on the ONNX
-    # form in tests/onnx/test_zero_trip_loops.py) give 0 for it.
+    # form in tests/frontends/onnx/test_zero_trip_loops.py) give 0 for it.
     assert run_openvino(model, feeds)["scan"].shape == (0, 0)
     assert irtool.run(model, feeds)["scan"].shape == (0, 0)
     feeds["trip"] = np.array(2)

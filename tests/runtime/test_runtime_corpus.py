@@ -1,4 +1,4 @@
-"""irtool's runtime on the corpus of IR that OpenVINO wrote (``irtool/crosscheck/corpus.py``),
+"""irtool's runtime on the corpus of IR that OpenVINO wrote (``irtool/tools/corpus.py``),
 against OpenVINO's own outputs.
 
 Every control-flow case (Loop / TensorIterator / If anywhere in the IR) must
@@ -16,9 +16,9 @@ import pytest
 from support import CORPUS_CASES, CORPUS_CONTROL_FLOW_CASES
 
 import irtool
-from irtool.crosscheck.corpus import CONTROL_FLOW_OPS, CorpusCase, compare_output, corpus_cases
-from irtool.errors import IRToolError
+from irtool.core.errors import IRToolError
 from irtool.runtime import Executor
+from irtool.tools.corpus import CONTROL_FLOW_OPS, CorpusCase, compare_output, corpus_cases
 
 RTOL, ATOL = 1e-4, 1e-5
 OVERALL_BAR = 0.97

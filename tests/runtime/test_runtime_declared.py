@@ -13,8 +13,9 @@ import pytest
 from support.ir_builders import F32, Net, counted_loop, finish, true_result
 
 import irtool
-from irtool.errors import ExecutionError
-from irtool.runtime import Executor, plan
+from irtool.core.errors import ExecutionError
+from irtool.runtime import Executor
+from irtool.runtime.codegen import straight
 
 
 def convert_declared(et: str, shape: tuple, x_shape: tuple = (2,)) -> irtool.Model:
@@ -112,7 +113,7 @@ def chain(n: int) -> irtool.Model:
 def test_large_plans_run_as_a_loop_over_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     model = chain(40)
     generated = Executor(model)
-    monkeypatch.setattr(plan, "GENERATED_STEPS_LIMIT", 10)
+    monkeypatch.setattr(straight, "GENERATED_STEPS_LIMIT", 10)
     looped = Executor(model)
     assert hasattr(generated.plan.execute, "source")
     assert not hasattr(looped.plan.execute, "source")  # the loop, not generated code
@@ -126,6 +127,6 @@ def test_large_plans_run_as_a_loop_over_steps(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_large_plans_check_declared_types_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plan, "GENERATED_STEPS_LIMIT", 0)
+    monkeypatch.setattr(straight, "GENERATED_STEPS_LIMIT", 0)
     with pytest.raises(ExecutionError, match=r'layer 1 "conv" .*declares i16'):
         irtool.run(convert_declared("i16", (2,)), {"x": np.array([1.5, -2], F32)})

@@ -324,7 +324,7 @@ def test_a_made_output_with_other_readers_is_not_written(outputs: list[str],
 def test_only_the_class_defining_compute_vouches_for_its_outputs() -> None:
     from irtool.opset import make_op
     from irtool.opset.convolution import Convolution
-    from irtool.runtime.plan import _makes_its_outputs
+    from irtool.runtime.codegen.toolkit import _makes_its_outputs
 
     attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
 

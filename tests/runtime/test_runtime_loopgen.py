@@ -1,4 +1,4 @@
-"""The loop rewrites of ``irtool/runtime/loopgen.py`` must not change any result.
+"""The loop rewrites of ``irtool/runtime/codegen/loops.py`` must not change any result.
 
 Each test builds IR whose body has the pattern a rewrite targets (stacked
 Unsqueeze outputs, Gather by the iteration number, sliced inputs feeding a
@@ -30,7 +30,7 @@ from support.ir_builders import (
 )
 
 import irtool
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.ir import Value
 from irtool.runtime import Executor
 

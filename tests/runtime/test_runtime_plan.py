@@ -8,7 +8,7 @@ import pytest
 from openvino import opset8
 from support.ir_builders import F32, Net, info
 
-from irtool.errors import ExecutionError
+from irtool.core.errors import ExecutionError
 from irtool.opset import make_op
 from irtool.runtime import Executor, compile_graph
 from irtool.runtime.fastpath import specialise

@@ -19,7 +19,7 @@ import pytest
 from support.stateful import accumulator
 
 import irtool
-from irtool.backends.openvino import REFERENCE_CONFIG
+from irtool.engines.openvino import REFERENCE_CONFIG
 from irtool.runtime.cache import PLANS
 
 RTOL, ATOL = 1e-5, 1e-5
@@ -252,3 +252,29 @@ def test_run_steps_is_one_session(tmp_path: Path) -> None:
     outs = irtool.run_steps(model, [{"x": x} for x in xs])
     # Hand-computed running sums: 1, 3, 6.
     assert [float(out["sum"][0, 0]) for out in outs] == [1.0, 3.0, 6.0]
+
+
+def test_setting_the_whole_state_replaces_it(tmp_path: Path) -> None:
+    """``session.state = {"acc": v}`` sets acc and sends every variable it does not name
+    (prev) back to its initial value: what OpenVINO's infer request does after
+    ``reset_state()`` and setting acc alone (its API sets one variable at a time). A
+    merge would keep prev's value from the steps before, and the next delta would differ."""
+    from support.stateful import two_variables
+
+    xml = two_variables(tmp_path / "vars.xml")
+    request = _request(xml)
+    session = irtool.compile(irtool.load(xml))
+    rng = np.random.default_rng(3)
+    feeds = [{"x": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(3)]
+    for feed in feeds[:2]:
+        _assert_same(session.run(feed), _ov_step(request, feed))
+    assert sorted(session.state) == ["acc", "prev"]
+    value = np.full((2, 3), 5.0, np.float32)
+    request.reset_state()
+    for s in request.query_state():
+        if s.name == "acc":
+            s.state = ov.Tensor(value)
+    session.state = {"acc": value}
+    assert sorted(session.state) == ["acc"]
+    _assert_same(session.run(feeds[2]), _ov_step(request, feeds[2]))
+    _assert_same(dict(session.state), _ov_state(request))

@@ -30,7 +30,7 @@ def _shared() -> Path:
 
 SHARED = _shared()
 
-# The OpenVINO-written IR corpus (irtool.crosscheck.corpus) with onnx 1.23.2 and openvino
+# The OpenVINO-written IR corpus (irtool.tools.corpus) with onnx 1.23.2 and openvino
 # 2026.4.1: OpenVINO converts 1372 of the 1884 ONNX node cases, 9 of them with a Loop,
 # TensorIterator or If. Corpus tests assert at least these sizes, so an empty or partial
 # corpus fails rather than passing over nothing.

@@ -22,7 +22,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 
-from irtool.onnx.protos import subgraphs
+from irtool.frontends.onnx.protos import subgraphs
 from support.fuzzing import Chooser, pick
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -168,7 +168,7 @@ def check(model: Model, feeds: Mapping[str, np.ndarray], expected: Mapping[str, 
     """irtool (and OpenVINO, on the same IR saved to disk) must give the hand-written
     ``expected``. irtool runs twice: as ``run`` does (a loop whose iterations are
     independent may run as one batched computation) and with every loop run as a loop
-    (``vectorize=False``: the generated code of ``runtime/loopgen.py``)."""
+    (``vectorize=False``: the generated code of ``runtime/codegen/loops.py``)."""
     assert_same(irtool.run(model, feeds), expected, "irtool")
     assert_same(Executor(model, vectorize=False).run(feeds), expected, "irtool, loops as loops")
     if openvino:

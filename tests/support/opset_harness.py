@@ -14,9 +14,9 @@ import openvino as ov
 import pytest
 
 import irtool
-from irtool.crosscheck import corpus as ov_corpus
 from irtool.opset import lookup
 from irtool.runtime import Executor
+from irtool.tools import corpus as ov_corpus
 
 BOUNDARY = frozenset({"Parameter", "Const", "Result"})
 RTOL, ATOL = 1e-4, 1e-5

@@ -1,7 +1,7 @@
 """A property every test checks: each IR that irtool saves passes ``irtool validate``.
 
 Every save path (``irtool.save``, the OpenVINO backend's temporary IR, ``check``'s kept
-files, the ONNX backend) writes through ``irtool.ir.xml_writer.write_model``, which hands
+files, the ONNX backend) writes through ``irtool.ir.serde.xml_writer.write_model``, which hands
 the XML tree and the weights to ``write_ir_files``. This plugin wraps that call for the
 duration of each test: once the files are in place, the ``.xml`` is validated (XSD +
 semantic rules), and the test fails at teardown naming every saved IR with an error and
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import irtool
-from irtool.ir import xml_writer
+from irtool.ir.serde import xml_writer
 
 
 def pytest_configure(config: pytest.Config) -> None:

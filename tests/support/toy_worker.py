@@ -1,4 +1,4 @@
-"""A worker for the tests of ``irtool.workers``: jobs that succeed, raise,
+"""A worker for the tests of ``irtool.core.workers``: jobs that succeed, raise,
 crash the process or hang, on purpose. Run as ``python -m support.toy_worker``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 
-from irtool.workers import serve
+from irtool.core.workers import serve
 
 
 def handle(job: tuple[str, object]) -> object:

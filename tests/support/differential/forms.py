@@ -1,27 +1,27 @@
 """The irtool forms checked against onnxruntime, and the verdict of each on one case.
 
 A *form* is one way irtool computes a model: a conversion (``irtool.convert``'s keyword
-arguments) and an engine for the saved IR (irtool's runtime, with or without its compile-time
-rewrites, or OpenVINO's CPU plugin). ``FORMS`` lists them all in one place: a new switch
-(such as ``optimize=False``, once it exists) is one more line there.
+arguments) and an engine for the saved IR (irtool's runtime, with or without its
+optimisations, or OpenVINO's CPU plugin). ``FORMS`` lists them all in one place: a new
+switch is one more line there.
 
 onnxruntime is the reference. A form that differs from it on an output is wrong (``differ``)
 when either arbiter sides with onnxruntime there:
 
 * OpenVINO's own ONNX frontend (``read_model`` of the .onnx) computes the same as
   onnxruntime: the engines agree, irtool does not;
-* for irtool's runtime, the form's *baseline* ``irtool:all-off`` (no vectorisation, no
-  runtime rewrite) computes the same as onnxruntime: a rewrite changed the result, which
-  issue 21 forbids whatever the engines say. (Not for the OpenVINO forms: the plugin's
-  results on two forms of one model can differ by its own doing, a Loop it runs no
-  iteration of leaving values it never wrote; a rewrite that changes a result shows in
-  the irtool forms.)
+* for irtool's runtime, the form's *baseline* ``irtool:all-off`` (``optimize=False`` for
+  the conversion and the runtime: no optimisation at all) computes the same as
+  onnxruntime: a rewrite changed the result, which issue 21 forbids whatever the engines
+  say. (Not for the OpenVINO forms: the plugin's results on two forms of one model can
+  differ by its own doing, a Loop it runs no iteration of leaving values it never wrote;
+  a rewrite that changes a result shows in the irtool forms.)
 
 Otherwise the difference is the engines' (``unsettled``: recorded, not counted against
 irtool). The claim the suite checks: no form ``differ``s, and no irtool form fails
 (``error``) on a model onnxruntime runs.
 
-onnxruntime and both OpenVINO engines run in a worker process (``irtool.crosscheck.isolate``):
+onnxruntime and both OpenVINO engines run in a worker process (``irtool.engines.isolate``):
 a crash or a hang of either is an outcome, not the end of the run.
 """
 
@@ -29,40 +29,38 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
 
 import irtool
-from irtool.crosscheck.backends import (
-    OnnxRuntimeBackend,
-    OpenVINOBackend,
-    OpenVINOFrontendBackend,
-    Outcome,
-    first_line,
-)
-from irtool.crosscheck.compare import Comparison, compare
-from irtool.crosscheck.isolate import Isolated
+from irtool.engines.base import EngineResult, first_line
+from irtool.engines.isolate import Isolated
+from irtool.engines.onnxruntime import OnnxRuntimeEngine
+from irtool.engines.openvino import OpenVINOEngine, OpenVINOFrontendEngine
+from irtool.tools.compare import Comparison, compare
 from support.differential.generate import Case
+
+if TYPE_CHECKING:
+    from irtool.runtime import Executor
 
 
 @dataclass(frozen=True)
 class Form:
     """One way irtool computes a model: ``convert`` (``irtool.convert``'s keyword
     arguments), then ``engine`` on the saved IR: ``irtool`` (its runtime; ``runtime`` are
-    ``Executor`` keyword arguments, ``rewrites=False`` turns its compile-time rewrites off)
-    or ``openvino`` (OpenVINO's CPU plugin on irtool's .xml/.bin)."""
+    ``Executor`` keyword arguments) or ``openvino`` (OpenVINO's CPU plugin on irtool's
+    .xml/.bin)."""
 
     name: str
     convert: Mapping[str, Any] = field(default_factory=dict)
     engine: str = "irtool"
     runtime: Mapping[str, Any] = field(default_factory=dict)
-    rewrites: bool = True
-    baseline: str | None = None  # the form without rewrites this one must compute alike
+    baseline: str | None = None  # the form without optimisations this one must compute alike
 
     @property
     def conversion(self) -> tuple[tuple[str, Any], ...]:
@@ -74,17 +72,18 @@ FORMS: tuple[Form, ...] = (
     Form("irtool", baseline="irtool:all-off"),
     Form("irtool:no-vectorize", {"vectorize": False}, baseline="irtool:all-off"),
     Form("irtool:slice-inputs", {"slice_inputs": True}, baseline="irtool:all-off"),
-    Form("irtool:plain-runtime", runtime={"vectorize": False}, rewrites=False,
-         baseline="irtool:all-off"),
-    Form("irtool:all-off", {"vectorize": False}, runtime={"vectorize": False}, rewrites=False),
+    Form("irtool:plain-runtime", runtime={"optimize": False}, baseline="irtool:all-off"),
+    Form("irtool:all-off", {"optimize": False}, runtime={"optimize": False}),
     Form("openvino", engine="openvino"),
     Form("openvino:no-vectorize", {"vectorize": False}, engine="openvino"),
     Form("openvino:slice-inputs", {"slice_inputs": True}, engine="openvino"),
+    Form("openvino:no-optimize", {"optimize": False}, engine="openvino"),
 )
 """Every form the suite checks. ``irtool:plain-runtime`` runs the default IR on irtool's
-runtime without the batched form of loops, constant folding, weight-decompression folding,
-MaxPool fusion, kernel specialisation and inlined numpy calls (``rewrites_off``);
-``irtool:all-off`` does so on the IR converted without vectorisation."""
+runtime with ``optimize=False`` (no batched loops, constant folding, MaxPool fusion,
+specialised or inlined kernels, in-place writes or loop-code rewrites); ``irtool:all-off``
+is ``irtool run --no-optimize`` of the ONNX model: converted and run without any
+optimisation."""
 
 VERDICTS = ("agree", "differ", "unsettled", "refused", "error", "engine-error")
 """What became of a form on one case:
@@ -107,7 +106,7 @@ TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (2e-2, 2e-3),
 }
 """(rtol, atol) per output dtype where a chain of ops needs more than a single op
-(``irtool.crosscheck.compare.default_tolerance`` otherwise): float16 values rounded after
+(``irtool.tools.compare.default_tolerance`` otherwise): float16 values rounded after
 every op (onnxruntime, irtool) or only at the end (OpenVINO computes in f32) drift apart by a
 few units in the last place per op."""
 
@@ -145,43 +144,17 @@ class Evaluation:
         return next((v for v in self.verdicts if v.form == form), None)
 
 
-@contextlib.contextmanager
-def rewrites_off() -> Iterator[None]:
-    """irtool's runtime without its compile-time rewrites, while the context lasts: no
-    constant folding, no weight-decompression folding, no MaxPool fusion, no specialised
-    kernels and no inlined numpy calls (so no in-place buffer reuse). Plans compiled inside
-    keep that form. (The runtime has no switch for these yet: ``irtool.runtime.plan``'s
-    helpers are replaced by their plain versions; a missing one fails loudly.)"""
-    from irtool.runtime import plan
+def executor_for(xml: Path, form: Form) -> Executor:
+    """irtool's runtime as ``form`` runs it on the saved IR (loaded and validated as
+    ``irtool.load`` does)."""
+    from irtool.runtime import Executor
 
-    plain = {
-        "pool_first": lambda steps, constants, outputs: (set(), {}),
-        "_constant_step": lambda layer, consts: None,
-        "_fold": lambda *args: None,
-        "specialise": lambda layer_type, op, consts: op.compute,
-        "inline_for": lambda *args: None,
-    }
-    missing = [name for name in plain if not hasattr(plan, name)]
-    if missing:
-        raise RuntimeError(f"irtool.runtime.plan no longer has {missing}: update rewrites_off")
-    saved = {name: getattr(plan, name) for name in plain}
-    try:
-        for name, value in plain.items():
-            setattr(plan, name, value)
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(plan, name, value)
+    return Executor(irtool.load(xml), check=False, **dict(form.runtime))
 
 
 def run_irtool(xml: Path, feed: Mapping[str, np.ndarray], form: Form) -> dict[str, np.ndarray]:
-    """irtool's runtime on the saved IR (loaded and validated as ``irtool.load`` does)."""
-    from irtool.runtime import Executor
-
-    model = irtool.load(xml)
-    context = rewrites_off() if not form.rewrites else contextlib.nullcontext()
-    with context:
-        executor = Executor(model, check=False, **dict(form.runtime))
+    """``form``'s outputs from irtool's runtime on the saved IR."""
+    executor = executor_for(xml, form)
     return executor.run({n: feed[n] for n in executor.input_names})
 
 
@@ -203,11 +176,11 @@ def evaluate(case: Case, forms: Sequence[Form] = FORMS, *, timeout: float = 120.
         folder.mkdir(parents=True, exist_ok=True)
         onnx_path = folder / "model.onnx"
         onnx.save(case.model, str(onnx_path))
-        reference = Isolated(OnnxRuntimeBackend(case.model), timeout,
+        reference = Isolated(OnnxRuntimeEngine(case.model), timeout,
                              label="onnxruntime").try_run(case.feed)
         if not reference.ok:
             return Evaluation(reference.error, None)
-        arbiter = Isolated(OpenVINOFrontendBackend(onnx_path), timeout,
+        arbiter = Isolated(OpenVINOFrontendEngine(onnx_path), timeout,
                            label="OpenVINO's frontend").try_run(case.feed)
         ref = reference.outputs or {}
         settled = _settled(case, ref, arbiter)
@@ -280,7 +253,7 @@ def _convert(model: onnx.ModelProto, form: Form, folder: Path
 def _run_form(case: Case, form: Form, xml: Path, ref: Mapping[str, np.ndarray],
               timeout: float) -> _Run:
     if form.engine == "openvino":
-        outcome = Isolated(OpenVINOBackend(xml), timeout, label="OpenVINO").try_run(case.feed)
+        outcome = Isolated(OpenVINOEngine(xml), timeout, label="OpenVINO").try_run(case.feed)
         if not outcome.ok:
             return _Run(None, "engine-error", outcome.error or "")
         got = outcome.outputs or {}
@@ -330,7 +303,7 @@ def _one_row(value: np.ndarray) -> bool:
     return bool(np.all(value == value[:1]))
 
 
-def _settled(case: Case, ref: Mapping[str, np.ndarray], arbiter: Outcome) -> dict[str, bool]:
+def _settled(case: Case, ref: Mapping[str, np.ndarray], arbiter: EngineResult) -> dict[str, bool]:
     """Per output: do onnxruntime and OpenVINO's frontend agree on it?"""
     if not arbiter.ok:
         return {name: False for name in ref}

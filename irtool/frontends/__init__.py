@@ -1,0 +1,1 @@
+"""Frontends: other model formats turned into irtool's IR (``onnx``)."""

@@ -1,1 +1,0 @@
-"""IR passes that know ONNX-frontend conventions (e.g. the sliced loop inputs pass)."""

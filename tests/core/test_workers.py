@@ -1,0 +1,107 @@
+"""``irtool.core.workers``: the one pool of child processes. Jobs that crash their
+worker or hang are outcomes, not the end of the run; the other jobs still get done."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from support import TESTS
+
+from irtool.core.workers import Pool, sweep_stale_folders
+
+ENV = {"PYTHONPATH": str(TESTS)}
+
+
+def test_crashes_hangs_and_errors_are_outcomes() -> None:
+    jobs = [("double", 2), ("crash", 0), ("print", 4), ("hang", 0), ("raise", "bad input"),
+            ("double", 5)]
+    with Pool("support.toy_worker", workers=2, timeout=3, attempts=2, env=ENV) as pool:
+        outcomes = {o.job: o for o in pool.run(jobs)}
+    assert len(outcomes) == len(jobs)
+    assert (outcomes[("double", 2)].status, outcomes[("double", 2)].value) == ("ok", 4)
+    assert (outcomes[("print", 4)].status, outcomes[("print", 4)].value) == ("ok", 8)
+    assert outcomes[("double", 5)].value == 10
+    crash = outcomes[("crash", 0)]
+    assert (crash.status, crash.reason, crash.returncode) == ("crash", "SIGSEGV", -11)
+    assert (outcomes[("hang", 0)].status, outcomes[("hang", 0)].reason) == \
+        ("timeout", "no result within 3 s")
+    assert (outcomes[("raise", "bad input")].status, outcomes[("raise", "bad input")].reason) \
+        == ("error", "bad input")
+
+
+def test_workers_are_kept_between_runs_and_replaced_after_their_quota() -> None:
+    with Pool("support.toy_worker", env=ENV) as pool:
+        first = pool.call(("pid", 0)).value
+        assert pool.call(("pid", 0)).value == first
+    with Pool("support.toy_worker", jobs_per_worker=2, env=ENV) as pool:
+        pids = [o.value for o in pool.run([("pid", 0)] * 5)]
+    assert pids[0] == pids[1] != pids[2] == pids[3] != pids[4], pids
+
+
+def test_a_worker_that_cannot_start_stops_the_run() -> None:
+    pool = Pool("support.toy_worker", env={**ENV, "TOY_WORKER_FAILS": "1"}, name="toy workers")
+    with pytest.raises(RuntimeError, match=r"toy workers failed to start: .*cannot start"):
+        pool.run([("double", 1)])
+    pool.close()
+
+
+def test_a_worker_started_early_is_the_one_that_answers() -> None:
+    """start() spawns without waiting; the next call uses that worker (its process id is
+    the one start() made), so a caller can let a worker load while it does other work."""
+    with Pool("support.toy_worker", env=ENV) as pool:
+        pool.start()
+        started = pool._pool[0].proc.pid
+        assert pool.call(("pid", 0)).value == started
+        pool.start()  # already there: no second worker
+        assert len(pool._pool) == 1
+
+
+def test_a_killed_worker_leaves_no_temporary_files() -> None:
+    """A worker's temporary files live in a folder of its own that the pool removes when
+    the worker ends, however it ends (irtool-conf-*/irtool-ov-* piled up in /tmp from
+    workers killed by OpenVINO's crashes and time-outs)."""
+    from pathlib import Path
+
+    with Pool("support.toy_worker", env=ENV, timeout=30) as pool:
+        kept = Path(pool.call(("litter", "keep")).value)
+        assert (kept / "data").is_file()  # the worker lives: its files too
+        crashed = pool.call(("litter", "crash"))
+        assert crashed.status == "crash"
+        worker_tmp = kept.parent
+        assert worker_tmp.name.startswith("irtool-worker-")
+    assert not worker_tmp.exists() and not kept.exists()
+
+
+def test_folders_of_a_killed_parent_are_swept_by_the_next_pool(tmp_path: Path) -> None:
+    """A parent killed by a signal never removes its workers' folders; the next process to
+    start a worker removes those whose owner is gone, and never a live pool's."""
+    script = (
+        "import os, signal, sys\n"
+        "from irtool.core.workers import Pool\n"
+        "pool = Pool('support.toy_worker', env={'PYTHONPATH': sys.argv[1]})\n"
+        "print(pool.call(('pid', 0)).value, pool._pool[0].tmp, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # this test's folders only
+    done = subprocess.run([sys.executable, "-c", script, str(TESTS)], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    pid, folder = done.stdout.split()
+    assert Path(folder).parent == tmp_path and Path(folder).is_dir()
+    with contextlib.suppress(ProcessLookupError):  # the orphaned worker, if still there
+        os.killpg(int(pid), signal.SIGKILL)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tempfile, "tempdir", str(tmp_path))
+        with Pool("support.toy_worker", env=ENV) as live:
+            live.start()
+            mine = live._pool[0].tmp
+            assert Path(mine).parent == tmp_path
+            assert sweep_stale_folders() == [folder]
+            assert not Path(folder).exists() and Path(mine).is_dir()
+        assert not Path(mine).exists()  # removed by its own pool on close

@@ -1,0 +1,322 @@
+"""Sequences lowered to tensors: built in a Loop (SequenceEmpty before, SequenceInsert per
+iteration), read by SequenceAt / SequenceLength / ConcatFromSequence after; straight-line
+SequenceConstruct and insert chains; clear errors where elements differ or sequences
+cross the graph boundary. Expected values from onnxruntime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+from support.compare import assert_same
+from support.conversion import (
+    check_conversion,
+    const_node,
+    loop_layers,
+    make_model,
+    run_onnxruntime,
+    vi,
+)
+
+import irtool
+
+F32, I64, BOOL = np.float32, np.int64, np.bool_
+X = np.random.default_rng(5).standard_normal((4, 3, 2)).astype(F32)
+
+
+def _seq(name: str) -> object:
+    return helper.make_tensor_sequence_value_info(name, TensorProto.FLOAT, None)
+
+
+def built_in_loop(axis: int, new_axis: int, prepend: bool = False) -> object:
+    body_nodes = [
+        helper.make_node("Identity", ["c_in"], ["c_out"]),
+        helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+        helper.make_node("Mul", ["row", "two"], ["r2"]),
+        helper.make_node("SequenceInsert", ["s_in", "r2", "zero"] if prepend else ["s_in", "r2"],
+                         ["s_out"]),
+    ]
+    body = helper.make_graph(body_nodes, "body",
+                             [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+                             [vi("c_out", BOOL, []), _seq("s_out")])
+    nodes = [const_node("two", F32(2)), const_node("zero", 0, I64), const_node("one", 1, I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=axis,
+                              new_axis=new_axis),
+             helper.make_node("SequenceAt", ["s", "one"], ["second"]),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    rank = 3 if new_axis else 2
+    return make_model(nodes, [vi("X", F32, [4, 3, 2])],
+                      [vi("cat", F32, [None] * rank), vi("second", F32, [3, 2]),
+                       vi("n", I64, [])])
+
+
+def _output_axes(loop: object) -> list[int | None]:
+    """The concatenation axis of each Loop output (None: a carried value's last)."""
+    return [e.axis for e in loop.port_maps["port_map"]  # type: ignore[attr-defined]
+            if e.kind == "output" and e.purpose is None]
+
+
+@pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (1, 0), (-1, 0), (0, 1), (1, 1),
+                                                (2, 1), (-1, 1)])
+def test_sequence_built_in_a_loop(axis: int, new_axis: int, tmp_path: Path) -> None:
+    (tmp_path / "loop").mkdir()
+    ir = check_conversion(built_in_loop(axis, new_axis), {"X": X}, tmp_path / "loop",
+                          vectorize=False)
+    (loop,) = loop_layers(ir)
+    # One element appended per iteration: the Loop stacks them itself (a concatenated
+    # output along axis 0), nothing is carried.
+    assert _output_axes(loop) == [0]
+    assert loop.back_edges == []
+    # So its iterations are independent: by default the Loop is vectorised away.
+    assert not loop_layers(check_conversion(built_in_loop(axis, new_axis), {"X": X},
+                                            tmp_path))
+
+
+def test_prepending_insert(tmp_path: Path) -> None:
+    ir = check_conversion(built_in_loop(0, 1, prepend=True), {"X": X}, tmp_path)
+    (loop,) = loop_layers(ir)
+    carried = loop.bodies["body"].layer(loop.back_edges[-1].to_layer)
+    assert carried.outputs[0].dims == (-1, 3, 2)  # grows along the sequence axis
+
+
+def appended_in_loop(piece: list[object], axis: int, new_axis: int,
+                     read_back: bool = False) -> object:
+    """A Loop over the rows of X (``[n, 3]``) appending ``piece`` per iteration to a list
+    that starts empty; ONNX infers no static element shape for it."""
+    slicer = {
+        # X[0:i+1]: one more row each time (a ragged list)
+        "prefix": [helper.make_node("Add", ["i", "one"], ["i1"]),
+                   helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+                   helper.make_node("Slice", ["X", "zero1", "end", "ax0"], ["elem"])],
+        # X[i:i+1] times the iteration: one row of a dynamic-width view each time
+        "row": [helper.make_node("Add", ["i", "one"], ["i1"]),
+                helper.make_node("Unsqueeze", ["i", "ax0"], ["begin"]),
+                helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+                helper.make_node("Slice", ["X", "begin", "end", "ax0"], ["elem"])],
+    }[piece[0]]  # type: ignore[index]
+    body = helper.make_graph(
+        [*slicer, helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("SequenceInsert", ["s_in", "elem"], ["s_out"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+        [vi("c_out", BOOL, []), _seq("s_out")])
+    nodes = [const_node("zero", 0, I64), const_node("one", 1, I64),
+             const_node("zero1", [0], I64), const_node("ax0", [0], I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=axis,
+                              new_axis=new_axis, name="concat")]
+    outputs = [vi("cat", F32, [None] * (3 if new_axis else 2))]
+    if read_back:
+        nodes.append(helper.make_node("SequenceAt", ["s", "one"], ["second"], name="at"))
+        outputs.append(vi("second", F32, [None, 3]))
+    return make_model(nodes, [vi("X", F32, [None, 3])], outputs)
+
+
+ROWS = np.random.default_rng(7).standard_normal((5, 3)).astype(F32)
+
+
+@pytest.mark.parametrize(("axis", "new_axis", "stacked"),
+                         [(0, 1, True), (1, 1, True), (-1, 0, True), (0, 0, False)])
+def test_list_of_rows_without_static_shape(axis: int, new_axis: int, stacked: bool,
+                                           tmp_path: Path) -> None:
+    """Pieces X[i:i+1] ([?, 3] to ONNX and irtool): stacked by the Loop (a scan output)
+    when stacked or concatenated along the static axis; along the axis whose length is
+    not known, a carried Concat, which holds any lengths."""
+    ir = check_conversion(appended_in_loop(["row"], axis, new_axis), {"X": ROWS}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == ([0] if stacked else [None])
+
+
+def test_ragged_list_concatenated_is_a_carried_concat(tmp_path: Path) -> None:
+    """Pieces X[0:1], X[0:2], ... concatenated along axis 0 (rows 1+2+...+5 = 15): a
+    carried tensor that a Concat grows."""
+    ir = check_conversion(appended_in_loop(["prefix"], 0, 0), {"X": ROWS}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+    body = loop.bodies["body"]
+    grown = body.layer(loop.back_edges[-1].to_layer)
+    assert grown.outputs[0].dims == (-1, 3)
+    assert any(layer.type == "Concat" for layer in body.layers)
+
+
+def prefixes_in_loop(x_decl: list, axis: int) -> object:
+    """A Loop over X's ``axis`` appending X[0:i+1] along ``axis`` per iteration (a ragged
+    list), concatenated along ``axis`` after: a carried tensor that a Concat grows."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["i1"]),
+         helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+         helper.make_node("Slice", ["X", "zero1", "end", "axk"], ["elem"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("SequenceInsert", ["s_in", "elem"], ["s_out"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+        [vi("c_out", BOOL, []), _seq("s_out")])
+    nodes = [const_node("one", 1, I64), const_node("zero1", [0], I64),
+             const_node("ax0", [0], I64), const_node("axk", [axis], I64),
+             const_node("k", axis, I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "k"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=axis, name="concat")]
+    return make_model(nodes, [vi("X", F32, x_decl)], [vi("cat", F32, [None] * len(x_decl))])
+
+
+def test_ragged_list_grown_along_axis_1(tmp_path: Path) -> None:
+    """Pieces X[:, 0:1], X[:, 0:2], ... ([3, ?]) concatenated along axis 1 (1+2+3+4 = 10
+    columns): the carried tensor starts as [3, 0] and grows along axis 1."""
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype(F32)
+    ir = check_conversion(prefixes_in_loop([3, None], 1), {"X": x}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+    assert loop.bodies["body"].layer(loop.back_edges[-1].to_layer).outputs[0].dims == (3, -1)
+
+
+def test_ragged_list_of_empty_rows() -> None:
+    """Pieces X[0:1], X[0:2], ... of an X with 0 columns: a static dim of 0 is a static
+    dim; onnxruntime gives the [10, 0] concatenation. (OpenVINO's CPU plugin gives [0, 0]
+    here, so it is not asked.)"""
+    model = prefixes_in_loop([None, 0], 0)
+    feeds = {"X": np.zeros((4, 0), F32)}
+    expected = run_onnxruntime(model, feeds)
+    assert expected["cat"].shape == (10, 0)
+    assert_same(irtool.run(irtool.convert(model), feeds), expected, "irtool")
+
+
+@pytest.mark.parametrize(("x_decl", "axis", "shape"), [
+    ([None, None, 2], 0, (4, 3, 2)), ([None, None], 1, (3, 4)), ([2, None, None], 1, (2, 3, 5))])
+def test_ragged_list_with_dynamic_other_dims(x_decl: list, axis: int, shape: tuple,
+                                             tmp_path: Path) -> None:
+    """Pieces whose other dims are dynamic too: the carry starts empty along ``axis`` and
+    of size 1 in those dims, and is broadcast to each piece's dims before the Concat."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(F32)
+    ir = check_conversion(prefixes_in_loop(x_decl, axis), {"X": x}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+    assert any(layer.type == "Broadcast" for layer in loop.bodies["body"].layers)
+
+
+def test_ragged_list_with_dynamic_other_dims_of_size_0() -> None:
+    """Pieces of [?, ?, 0]: a static dim of 0 stays 0 in the start; onnxruntime gives the
+    [10, 3, 0] concatenation. (OpenVINO's CPU plugin gives [0, 0, 0] for empty pieces,
+    as in ``test_ragged_list_of_empty_rows``, so it is not asked.)"""
+    model = prefixes_in_loop([None, None, 0], 0)
+    feeds = {"X": np.zeros((4, 3, 0), F32)}
+    expected = run_onnxruntime(model, feeds)
+    assert expected["cat"].shape == (10, 3, 0)
+    assert_same(irtool.run(irtool.convert(model), feeds), expected, "irtool")
+
+
+def test_ragged_list_stacked_or_read_back_is_a_clear_error() -> None:
+    with pytest.raises(irtool.ConversionError,
+                       match=r"node loop: Loop: the sequence the body grows by .* cannot be "
+                             r"lowered to a tensor: .*node at|at.* reads them one by one"):
+        irtool.convert(appended_in_loop(["prefix"], 0, 0, read_back=True))
+
+
+def test_construct_and_insert_chain(tmp_path: Path) -> None:
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s1"]),
+             helper.make_node("SequenceInsert", ["s1", "c"], ["s2"]),
+             helper.make_node("ConcatFromSequence", ["s2"], ["stacked"], axis=1, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["s2"], ["joined"], axis=0),
+             helper.make_node("SequenceLength", ["s2"], ["n"])]
+    model = make_model(nodes, [vi(n, F32, [2, 3]) for n in "abc"],
+                       [vi("stacked", F32, [2, 3, 3]), vi("joined", F32, [6, 3]),
+                        vi("n", I64, [])])
+    rng = np.random.default_rng(1)
+    check_conversion(model, {n: rng.standard_normal((2, 3)).astype(F32) for n in "abc"},
+                     tmp_path)
+
+
+def test_elements_of_different_shapes_are_a_clear_error() -> None:
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"], name="pack"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)]
+    model = make_model(nodes, [vi("a", F32, [2, 3]), vi("b", F32, [4, 3])],
+                       [vi("y", F32, [6, 3])])
+    with pytest.raises(irtool.ConversionError, match=r"node pack: SequenceConstruct: .*shapes"):
+        irtool.convert(model)
+
+
+@pytest.mark.parametrize("where", ["input", "output"])
+def test_sequence_graph_input_or_output_is_unsupported_type(where: str) -> None:
+    if where == "input":
+        model = make_model([helper.make_node("SequenceLength", ["s"], ["n"])],
+                           [_seq("s")], [vi("n", I64, [])])
+    else:
+        model = make_model([helper.make_node("SequenceConstruct", ["a"], ["s"])],
+                           [vi("a", F32, [2])], [_seq("s")])
+    with pytest.raises(irtool.ConversionError,
+                       match=f"graph {where} 's' has an unsupported type \\(sequence of"):
+        irtool.convert(model)
+
+
+@pytest.mark.parametrize("position", [None, 0, 1, -1, -2])
+def test_sequence_erase(position, tmp_path: Path) -> None:
+    inputs = ["s"] if position is None else ["s", "p"]
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b", "c"], ["s"]),
+             helper.make_node("SequenceErase", inputs, ["t"]),
+             helper.make_node("ConcatFromSequence", ["t"], ["y"], axis=0, new_axis=1)]
+    if position is not None:
+        nodes.insert(0, const_node("p", position, I64))
+    model = make_model(nodes, [vi(n, F32, [2]) for n in "abc"], [vi("y", F32, [2, 2])])
+    feeds = {n: np.array([i, i + 0.5], F32) for i, n in enumerate("abc")}
+    check_conversion(model, feeds, tmp_path)
+
+
+@pytest.mark.parametrize(("split", "axis", "keepdims"), [
+    (None, 0, 1), (None, 1, 0), (None, -1, 1), ("ones", 1, 0), (2, 1, 1), ([2, 2], 1, 1)])
+def test_split_to_sequence(split, axis: int, keepdims: int, tmp_path: Path) -> None:
+    """Equal parts along an axis, read back by SequenceAt, SequenceLength and a concat."""
+    nodes = []
+    inputs = ["x"]
+    if split == "ones":  # the idiom ConstantOfShape(Shape(x)[axis], 1)
+        nodes += [helper.make_node("Shape", ["x"], ["sh"], start=axis, end=axis + 1),
+                  helper.make_node("ConstantOfShape", ["sh"], ["parts"],
+                                   value=helper.make_tensor("v", TensorProto.INT64, [1], [1]))]
+        inputs.append("parts")
+    elif split is not None:
+        nodes.append(const_node("parts", split, I64))
+        inputs.append("parts")
+    kept = keepdims or split is not None  # elements keep the split axis (size >= 1)
+    nodes += [helper.make_node("SplitToSequence", inputs, ["s"], axis=axis, keepdims=keepdims),
+              const_node("one", 1, I64),
+              helper.make_node("SequenceAt", ["s", "one"], ["second"]),
+              helper.make_node("SequenceLength", ["s"], ["n"]),
+              # Concatenating (or, without the axis, stacking) the parts gives x back.
+              helper.make_node("ConcatFromSequence", ["s"], ["back"], axis=axis,
+                               new_axis=0 if kept else 1)]
+    model = make_model(nodes, [vi("x", F32, [3, 4])],
+                       [vi("second", F32, [None] * (2 if kept else 1)), vi("n", I64, []),
+                        vi("back", F32, [None, None])])
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    check_conversion(model, {"x": x}, tmp_path)
+
+
+def test_openvino_reshape_of_an_empty_tensor_to_shapes_of_shapeof() -> None:
+    """Why a ragged carry with dynamic other dims is broadcast, not reshaped: Reshape-1 of
+    a [0, 0] tensor to [ShapeOf(p)[0], ShapeOf(q)[1]] is [0, 3] by the spec (and numpy) for
+    q of [1, 3]; OpenVINO's CPU plugin (2026.4) gives [0, 0], its target rewritten to
+    [0, -1] (docs/openvino-quirks.md). A record: a plugin that gives [0, 3] passes too."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    p = ops.parameter([-1, -1], np.float32, name="p")
+    q = ops.parameter([-1, -1], np.float32, name="q")
+
+    def i64(v: object) -> object:
+        return ops.constant(np.array(v, np.int64))
+
+    target = ops.concat([ops.gather(ops.shape_of(p), i64([0]), i64(0)),
+                         ops.gather(ops.shape_of(q), i64([1]), i64(0))], 0)
+    shape = ops.shape_of(ops.reshape(p, target, False))
+    compiled = ov.Core().compile_model(ov.Model([ops.result(shape)], [p, q]), "CPU")
+    got = compiled({"p": np.zeros((0, 0), F32), "q": np.zeros((1, 3), F32)})[0]
+    assert np.zeros((0, 0), F32).reshape(0, 3).shape == (0, 3)  # the spec's answer
+    assert tuple(got) in ((0, 3), (0, 0))
