@@ -217,6 +217,28 @@ def test_a_false_condition_at_run_time_stops_a_loop_of_constant_trip_count(
                 "openvino")
 
 
+@pytest.mark.parametrize("declared", [[1, "d"], [1, 1]], ids=["dynamic", "static"])
+def test_a_condition_of_rank_two_is_refused(declared: list) -> None:
+    """A Loop condition of declared shape ``[1, ?]`` (one value), given at run time, with
+    a run-time trip count: the converter's own check refused the IR it made (an internal
+    error: port 1 of shape [1, ?], and port 0 too once the trip count is ``C ? M : 0``;
+    found as ``error-irtool-s21-148``). IR's Loop takes a condition of rank 0 or 1, so the
+    converter refuses such a Loop in one line; onnxruntime runs it."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["i"], ["seen"])],
+        "body", [vi("i", T.INT64, []), vi("c", T.BOOL, [1, 1])],
+        [vi("co", T.BOOL, [1, 1]), vi("seen", T.INT64, [])])
+    model = _model([h.make_node("Loop", ["M", "C"], ["seen"], body=body)],
+                   [vi("M", T.INT64, []), vi("C", T.BOOL, declared)],
+                   [vi("seen", T.INT64, [None])])
+    feed = {"M": np.array(3, np.int64), "C": np.array([[True]])}
+    assert run_onnxruntime(model, feed)["seen"].tolist() == [0, 1, 2]
+    with pytest.raises(irtool.IRToolError, match=r"condition has shape \[1,[1?]\]; irtool takes "
+                       "a Loop condition of rank 0 or 1") as caught:
+        irtool.convert(model)
+    assert "\n" not in str(caught.value) and not isinstance(caught.value, irtool.InternalError)
+
+
 @pytest.mark.parametrize(("m", "cond"), [(0, True), (3, False)], ids=["trip-0", "cond-false"])
 def test_a_zero_trip_loop_of_constants_is_folded(m: int, cond: bool, tmp_path: Path) -> None:
     """A Loop constants make run no iteration, without a scan output, whose carried values

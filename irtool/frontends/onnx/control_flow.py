@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ...ir.builder import LoopBuilder, TensorIteratorBuilder
-from ...ir.graph import Graph, Layer
+from ...ir.graph import Graph, Layer, shape_text
 from ...ir.types import ELEMENT_TYPES
 from ...opset import TensorInfo
 from ...passes.constant_folding import constant_value
@@ -256,12 +256,16 @@ def _no_trip_unless(ctx: NodeContext, trip: Value, cond: Value) -> Value:
     """``cond ? trip : 0``: the same Loop for a condition known only at run time, which a
     false one stops before its first iteration. OpenVINO's CPU plugin sizes a concatenated
     output by a trip count it can tell and keeps those rows when such a condition runs no
-    iteration (docs/openvino-quirks.md); a trip count of 0 it runs right."""
-    shape = None if trip.shape is None or cond.shape is None else \
-        max(trip.shape, cond.shape, key=len)
+    iteration (docs/openvino-quirks.md); a trip count of 0 it runs right. The condition
+    takes the trip count's shape first, so that a condition of unknown shape leaves port 0
+    one value."""
+    if trip.shape is not None and cond.shape != trip.shape:
+        target = ctx.const(np.array(trip.shape, dtype=np.int64))
+        cond = ctx.op("Reshape", "opset1", [cond, target], {"special_zero": False},
+                      outputs=[TensorInfo(BOOL, trip.shape)])[0]
     zero = ctx.const(np.zeros((), trip.element_type.dtype))
     return ctx.op("Select", "opset1", [cond, trip, zero], {"auto_broadcast": "numpy"},
-                  outputs=[TensorInfo(trip.element_type, shape)])[0]
+                  outputs=[TensorInfo(trip.element_type, trip.shape)])[0]
 
 
 def _iteration_range(ctx: NodeContext, trip: Value) -> dict[int, tuple[int, int]]:
@@ -352,6 +356,12 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         trip, given_cond = ctx.const(np.array([0], dtype=np.int64)), None
     cond = given_cond if given_cond is not None else \
         ctx.const(np.ones(_one_element(cond_shape), dtype=bool))
+    if cond.shape is not None and len(cond.shape) > 1:
+        # IR's Loop takes a condition of rank 0 or 1 (OpenVINO's too), and the body sees
+        # the condition it carries with that port's shape: a [1, 1] one would reach the
+        # body reshaped, a difference ONNX can observe.
+        raise ctx.error(f"{what}: the condition has shape {shape_text(cond.shape)}; irtool "
+                        "takes a Loop condition of rank 0 or 1")
     ranges = _iteration_range(ctx, trip)
     if given_cond is not None and known_cond is None:
         trip = _no_trip_unless(ctx, trip, given_cond)
