@@ -151,3 +151,15 @@ def test_forms_are_one_list_of_distinct_names() -> None:
     assert len(set(names)) == len(names)
     assert all(f.baseline is None or f.baseline in names for f in FORMS)
     assert all(isinstance(f, Form) for f in FORMS)
+
+
+def test_random_outputs_of_run_time_length_are_compared_by_rank() -> None:
+    """A random output whose length the run decides (a Loop whose condition is computed
+    from a random draw runs or not: seed 21, case 52 of the long run) is compared by dtype
+    and rank: its length is as random as its values."""
+    assert any("rank" in case.checks.values() for case in _cases(300))
+    ref = np.zeros((0,), np.float32)
+    assert forms.check_output("rank", "y", np.ones(3, np.float32), ref) is None
+    assert forms.check_output("shape", "y", np.ones(3, np.float32), ref) is not None
+    assert forms.check_output("rank", "y", np.ones((3, 1), np.float32), ref) is not None
+    assert forms.check_output("rank", "y", np.ones(3, np.float64), ref) is not None

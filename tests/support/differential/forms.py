@@ -271,7 +271,8 @@ def check_output(kind: str, name: str, got: np.ndarray | None, ref: np.ndarray) 
     """What is wrong with ``got`` as output ``name`` (None: nothing), by the case's check:
     ``values`` within the dtype's tolerance, ``loose`` within float16's, ``shape`` (dtype and
     shape), ``draws`` (``shape``, and not one row repeated where the reference's rows
-    differ)."""
+    differ), ``rank`` (dtype and rank: a random output whose length the run decides, which
+    a random draw may decide, as a Loop whose condition is computed from one)."""
     if got is None:
         return "missing"
     got, ref = np.asarray(got), np.asarray(ref)
@@ -280,6 +281,11 @@ def check_output(kind: str, name: str, got: np.ndarray | None, ref: np.ndarray) 
                                     (None, None))
         row: Comparison = compare(name, got, ref, rtol=rtol, atol=atol)
         return None if row.ok else row.describe()
+    if kind == "rank":
+        if got.dtype != ref.dtype or got.ndim != ref.ndim:
+            return f"{got.dtype}{list(got.shape)} != reference {ref.dtype}{list(ref.shape)} " \
+                   "(a random output of run-time length: dtype and rank compared)"
+        return None
     if got.dtype != ref.dtype or got.shape != ref.shape:
         return f"{got.dtype}{list(got.shape)} != reference {ref.dtype}{list(ref.shape)} " \
                "(a random output: dtype and shape compared)"

@@ -88,7 +88,7 @@ class Val:
     shape: tuple[int, ...]  # -1: a dim only the run knows (a Loop stopped by a value)
     known: np.ndarray | None = None  # the value, where the generator knows it
     bound: int | None = None  # an int scalar known to lie in [0, bound): an iteration number
-    random: bool = False  # depends on a random draw: compare dtype and shape only
+    random: bool = False  # depends on a random draw: compare dtype and shape (rank) only
     draws: bool = False  # a fresh continuous random draw each time it is computed
     varies: bool = False  # changes from iteration to iteration of an enclosing loop
     alias: bool = False  # an iteration number or a scan slice: never a body output itself
@@ -280,8 +280,9 @@ class _Generator:
             onnx.checker.check_model(model, full_check=True)
         except Exception as err:
             raise GeneratorBug(f"{type(err).__name__}: {err}", model) from None
-        checks = {v.name: ("draws" if v.draws else "shape" if v.random else
-                           "loose" if v.lowp else "values") for v in outputs}
+        checks = {v.name: ("rank" if v.random and not v.sized else "draws" if v.draws else
+                           "shape" if v.random else "loose" if v.lowp else "values")
+                  for v in outputs}
         return Case(model, dict(self.feed), checks,
                     f"opset {self.opset}: " + "; ".join(summaries), frozenset(self.tags))
 
