@@ -165,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     examples: dict[str, int] = {}
     saved: list[str] = []
     tag_failures: Counter = Counter()
+    frontend_ran: Counter = Counter()
     started = time.monotonic()
 
     def note(what: str, reason: str, index: int) -> None:
@@ -198,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
                             tag_failures[(form, tag)] += 1
                     if kind in ("error", "engine-error"):
                         note(f"{form} {kind}", detail, index)
+                    if kind == "engine-error" and not result.get("arbiter"):
+                        # OpenVINO ran its own conversion but not irtool's IR: the IR's form
+                        frontend_ran[form] += 1
+                        examples.setdefault(f"frontend ran: {form}", index)
                 if result.get("saved"):
                     saved.append(result["saved"])
         if cases["done"] % 100 == 0:
@@ -219,6 +224,10 @@ def run(args: argparse.Namespace) -> int:
           f"onnxruntime failed on {cases['onnxruntime failed']}; generator bugs "
           f"{cases['generator bug']}; lost (worker crashed or timed out) {cases['case lost']}")
     print(format_table(forms, counts, VERDICTS))
+    if frontend_ran:
+        print("\nengine-errors where OpenVINO's own conversion ran (form: cases, first case): "
+              + ", ".join(f"{form}: {n} (#{examples[f'frontend ran: {form}']})"
+                          for form, n in sorted(frontend_ran.items())))
     if problems:
         print("\nfailures by reason (first case):")
         for key, n in problems.most_common(40):
