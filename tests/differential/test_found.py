@@ -260,6 +260,38 @@ def test_a_zero_trip_loop_of_constants_is_folded(m: int, cond: bool, tmp_path: P
     assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
 
 
+@pytest.mark.parametrize("stop", ["M=0", "cond=false"])
+def test_a_zero_trip_loop_with_a_dynamic_scan_output(stop: str, tmp_path: Path) -> None:
+    """A Loop constants make run no iteration, kept because its scan output's element shape
+    is not static (a captured ``z`` of unknown length), with carried values starting from
+    constants, ``a' = b`` and ``b' = z``: OpenVINO's CPU plugin gave ``a`` 0, not its
+    initial 3 (found as ``differ-openvino-s23-146``, its own conversion right). The carried
+    outputs are now the initial values, folded as for a Loop without such a scan output;
+    only the scan output still comes from the Loop."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["b"], ["a2"]),
+         h.make_node("Identity", ["z"], ["b2"]), h.make_node("Identity", ["z"], ["row"])],
+        "body", [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("a", T.INT64, [1]),
+                 vi("b", T.INT64, [1])],
+        [vi("co", T.BOOL, []), vi("a2", T.INT64, [1]), vi("b2", T.INT64, ["n"]),
+         vi("row", T.INT64, ["n"])])
+    m, cond = (0, True) if stop == "M=0" else (3, False)
+    model = _model([_const("M", np.int64(m)), _const("C", np.array(cond)),
+                    _const("a0", np.array([3], np.int64)), _const("b0", np.array([-2], np.int64)),
+                    h.make_node("Loop", ["M", "C", "a0", "b0"], ["a", "b", "rows"], body=body)],
+                   [vi("z", T.INT64, ["n"])],
+                   [vi("a", T.INT64, [1]), vi("b", T.INT64, [None]),
+                    vi("rows", T.INT64, [None, None])])
+    feed = {"z": np.ones(1, np.int64)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["a"].tolist() == [3] and expected["b"].tolist() == [-2]
+    ir = irtool.convert(model)
+    assert_same(irtool.run(ir, feed), expected, "irtool")
+    ours = _openvino(model, feed, tmp_path)
+    assert_same({k: ours[k] for k in ("a", "b")}, {k: expected[k] for k in ("a", "b")},
+                "openvino")
+
+
 def _narrowed_trip_count() -> onnx.ModelProto:
     """The last iteration number of a Loop of ``M = int64(int32(int8(X.size)))`` iterations
     stopping after 5 (found as ``differ-openvino-s2-373``)."""

@@ -435,9 +435,11 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         # start from constants, and gives another carried value's initial value (or
         # uninitialised memory) for a carried value whose next one is another's
         # (docs/openvino-quirks.md). None runs: the carried values stay the initial ones,
-        # the scan outputs are empty. The Loop, now unused, is pruned.
-        built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
-                                        [start for start, _, _ in grown]) or built
+        # the scan outputs are empty. The Loop, now unused, is pruned; it stays only for a
+        # scan output whose element shape is not static (its carried values still folded).
+        folded = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
+                                         [start for start, _, _ in grown])
+        built = [b if f is None else f for f, b in zip(folded, built)]
     values: list[Value | None] = [None] * len(ctx.node.output)
     for position, k in enumerate(order):
         values[k] = built[position]
@@ -515,11 +517,11 @@ def _runs_zero_times(ctx: NodeContext, trip: Value) -> bool:
 
 def _zero_iteration_outputs(ctx: NodeContext, initial: Sequence[Value],
                             scans: Sequence[Value], results: Sequence[tuple[Layer, int | None]],
-                            starts: Sequence[Value]) -> list[Value] | None:
+                            starts: Sequence[Value]) -> list[Value | None]:
     """The Loop's outputs after no iteration: the initial carried values, empty constants
     ``[0, *element]`` for the scan outputs, the empty start of a tensor grown by Concat;
-    None when an element's shape or type is not static."""
-    outputs = list(initial)
+    None for a scan output whose element's shape or type is not static."""
+    outputs: list[Value | None] = list(initial)
     pending = iter(starts)
     for value, (_, axis) in zip(scans, results):
         if axis is None:  # a carried tensor grown by Concat: its empty start
@@ -527,7 +529,8 @@ def _zero_iteration_outputs(ctx: NodeContext, initial: Sequence[Value],
             continue
         et = value.element_type
         if value.shape is None or any(d < 0 for d in value.shape) or et.dtype is None:
-            return None
+            outputs.append(None)
+            continue
         outputs.append(ctx.const(np.zeros((0, *value.shape), dtype=et.dtype), et))
     return outputs
 
