@@ -96,8 +96,8 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     prove it the same). ``optimize=False`` runs no optimising pass at all: no
     vectorisation, no slicing (asking for it too is refused), no Identity layer dropped;
     what remains is translation, pruning of dead layers, and the forms OpenVINO needs to
-    run or to compute right (a Loop that runs no iteration folded, copies on crossed
-    back edges; ``irtool.frontends.onnx.converter``). Raises ``ConversionError`` (naming the ONNX
+    run or to compute right (a Loop that runs no iteration folded, copies on back
+    edges; ``irtool.frontends.onnx.converter``). Raises ``ConversionError`` (naming the ONNX
     node) or ``UnsupportedOpError`` (listing every unsupported operator).
     """
     from .frontends.onnx import convert_model  # starts ONNX's checker worker first

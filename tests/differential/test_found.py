@@ -1,10 +1,11 @@
 """What the differential suite found (``bench/differential.py``, issue 21), each case cut
 down by hand from the generator's shrunk reproducer: regression tests for what is fixed,
-strict xfails for what is not (the constructs ``test_differential.KNOWN_OPEN`` leaves out
-of CI runs until then). Expected values come from onnxruntime. What issue 21's other fixes
-settled (vectorising narrowed trip counts, swapped carried values, seeded random ops in
-loops) is tested where they live: ``tests/passes/test_vectorize_soundness.py``,
-``tests/passes/test_back_edge_copies.py``, ``tests/frontends/onnx/test_random_ops.py``.
+strict xfails for what is not (none today; the constructs
+``test_differential.KNOWN_OPEN`` leaves out of CI runs until then). Expected values come
+from onnxruntime. What issue 21's other fixes settled (vectorising narrowed trip counts,
+swapped carried values, seeded random ops in loops) is tested where they live:
+``tests/passes/test_vectorize_soundness.py``, ``tests/passes/test_back_edge_copies.py``,
+``tests/frontends/onnx/test_random_ops.py``.
 """
 
 from __future__ import annotations
@@ -352,9 +353,6 @@ def test_dropout_in_a_loop_draws_afresh(seed: int | None) -> None:
     assert _distinct_rows(_dropout_rows(seed)) == (True, True)
 
 
-# -- open (strict xfail) -----------------------------------------------------------------------
-
-
 def _scan_of_constant_states() -> onnx.ModelProto:
     """A Scan over x's axis 2 with two states starting from constants: ``a`` never read (its
     next value is ``2 + sum(b)``), ``b`` passed on unchanged."""
@@ -370,11 +368,19 @@ def _scan_of_constant_states() -> onnx.ModelProto:
                   [vi("x", T.FLOAT, [3, None, 1])], [vi("a", T.INT64, [1])], opset=21)
 
 
-@pytest.mark.xfail(strict=True, reason="OpenVINO's CPU plugin crashes (SIGSEGV) on irtool's "
-                   "TensorIterator whose state starts from a constant and is never read, "
-                   "beside a constant state passed on unchanged; its own ONNX conversion runs "
-                   "(found by the differential run, seed 5, case 125): open")
 def test_openvino_and_a_scan_of_unread_constant_states(tmp_path: Path) -> None:
+    """OpenVINO's CPU plugin crashed (SIGSEGV) on irtool's TensorIterator whose state starts
+    from a constant and is never read, beside a constant state passed on unchanged, where
+    its own conversion runs (found by the differential run, seed 5, case 125; seed 24, case
+    36 is the same with ``a' = b``): a back edge whose Result reads its own Parameter now
+    gets the Identity copy too (``passes/identity.py``)."""
     model = _scan_of_constant_states()
     feed = {"x": np.zeros((3, 2, 1), np.float32)}
     assert_same(_openvino(model, feed, tmp_path), run_onnxruntime(model, feed), "openvino")
+    # The form, where this CPU's plugin would not show the crash: no back edge's Result
+    # reads a body Parameter directly, the passed-on state's reads a copy.
+    (scan,) = irtool.convert(model).graph.layers_of_type("TensorIterator")
+    body = scan.bodies["body"]
+    sources = [body.layer(body.source(e.from_layer, body.layer(e.from_layer).inputs[0].id)[0])
+               for e in scan.back_edges]
+    assert sorted(layer.type for layer in sources) == ["Add", "Identity"]
