@@ -363,7 +363,8 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         raise ctx.error(f"{what}: the condition has shape {shape_text(cond.shape)}; irtool "
                         "takes a Loop condition of rank 0 or 1")
     ranges = _iteration_range(ctx, trip)
-    if given_cond is not None and known_cond is None:
+    if given_cond is not None and known_cond is None and not _runs_zero_times(ctx, trip):
+        # (a constant trip count of 0 stays one: the Loop is folded below)
         trip = _no_trip_unless(ctx, trip, given_cond)
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [declared(vi, v.info) for vi, v in zip(graph.input[2:], initial)]
@@ -440,10 +441,38 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         folded = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
                                          [start for start, _, _ in grown])
         built = [b if f is None else f for f, b in zip(folded, built)]
+    elif ctx.const_value(trip) is None:
+        built[:n_carried] = _initial_unless_run(ctx, trip, initial, built[:n_carried])
     values: list[Value | None] = [None] * len(ctx.node.output)
     for position, k in enumerate(order):
         values[k] = built[position]
     return values
+
+
+def _initial_unless_run(ctx: NodeContext, trip: Value, initial: Sequence[Value],
+                        carried: Sequence[Value]) -> list[Value]:
+    """Each carried output as ``trip != 0 ? output : initial``, for a Loop whose trip count
+    (port 0: 0 when a condition given at run time is false, negative for no limit) is known
+    only at run time. The same values: a Loop that runs no iteration gives the initial
+    ones. OpenVINO's CPU plugin gives another carried value's initial value or memory
+    never written instead, on its own conversion too (docs/openvino-quirks.md); the Select
+    takes the initial value there. Only where the output and the initial value have one
+    static shape and type: a carried value whose shape changes cannot be selected so."""
+    zero = ctx.const(np.zeros((), trip.element_type.dtype))
+    runs = ctx.op("NotEqual", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
+                  outputs=[TensorInfo(BOOL, trip.shape)])[0]
+    if runs.shape != ():
+        runs = ctx.op("Reshape", "opset1", [runs, ctx.const(np.zeros((0,), np.int64))],
+                      {"special_zero": False}, outputs=[TensorInfo(BOOL, ())])[0]
+    out = []
+    for value, start in zip(carried, initial):
+        if value.shape is None or value.shape != start.shape or \
+                any(d < 0 for d in value.shape) or value.element_type != start.element_type:
+            out.append(value)
+            continue
+        out.append(ctx.op("Select", "opset1", [runs, value, start], {"auto_broadcast": "numpy"},
+                          outputs=[value.info])[0])
+    return out
 
 
 def _append_axis(ctx: NodeContext, k: int, insert: onnx.NodeProto, element: Value,
