@@ -1,7 +1,8 @@
 """What the differential suite found (``bench/differential.py``, issue 21), each case cut
 down by hand from the generator's shrunk reproducer: regression tests for what is fixed,
-strict xfails for what is not (none today; the constructs
-``test_differential.KNOWN_OPEN`` leaves out of CI runs until then). Expected values come
+for what is open a recording of what OpenVINO does (an xfail where it does so on this
+CPU, since it is the plugin's memory; the constructs ``test_differential.KNOWN_OPEN``
+leaves out of CI runs would have strict xfails: none today). Expected values come
 from onnxruntime. What issue 21's other fixes settled (vectorising narrowed trip counts,
 swapped carried values, seeded random ops in loops) is tested where they live:
 ``tests/passes/test_vectorize_soundness.py``, ``tests/passes/test_back_edge_copies.py``,
@@ -436,3 +437,32 @@ def test_openvino_and_a_scan_of_unread_constant_states(tmp_path: Path) -> None:
     sources = [body.layer(body.source(e.from_layer, body.layer(e.from_layer).inputs[0].id)[0])
                for e in scan.back_edges]
     assert sorted(layer.type for layer in sources) == ["Add", "Identity"]
+
+
+# -- open ----------------------------------------------------------------------------------------
+
+
+def test_openvino_and_no_iteration_at_run_time_of_a_carried_value_of_changing_shape(
+        tmp_path: Path) -> None:
+    """Open (``bench/differential.py --seed 30 --case 82``): a Loop that a trip count given
+    at run time (-1) stops before its first iteration, whose carried ``s`` (declared of a
+    changing length) takes a captured value. onnxruntime gives the initial value;
+    OpenVINO's CPU plugin, on irtool's IR, memory never written. The converter's
+    ``trip != 0 ? output : initial`` needs one static shape, which ``s`` has not. Recorded:
+    an xfail where the plugin does so, a pass where it does not (other CPUs, a fix)."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["x"], ["s2"])],
+        "body", [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("s", T.FLOAT, [None, 2])],
+        [vi("co", T.BOOL, []), vi("s2", T.FLOAT, [2, None])])
+    model = _model([h.make_node("Loop", ["M", "", "s0"], ["s"], body=body)],
+                   [vi("M", T.INT64, [1]), vi("s0", T.FLOAT, [2, 2]), vi("x", T.FLOAT, [2, 2])],
+                   [vi("s", T.FLOAT, [2, None])])
+    feed = {"M": np.array([-1], np.int64), "s0": np.array([[1, 2], [3, 4]], np.float32),
+            "x": np.array([[5, 6], [7, 8]], np.float32)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["s"].tolist() == [[1, 2], [3, 4]]
+    assert_same(irtool.run(irtool.convert(model), feed), expected, "irtool")
+    got = _openvino(model, feed, tmp_path)
+    if not np.array_equal(got["s"], expected["s"]):
+        pytest.xfail(f"OpenVINO gives s = {got['s'].tolist()} after no iteration")
+
