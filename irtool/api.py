@@ -102,8 +102,8 @@ def convert(model: onnx.ModelProto | PathLike, *, slice_inputs: bool = False,
     prove it the same). ``optimize=False`` runs no optimising pass at all: no
     vectorisation, no slicing (asking for it too is refused), no Identity layer dropped;
     what remains is translation, pruning of dead layers, and the forms OpenVINO needs to
-    run or to compute right (a Loop that runs no iteration folded, copies on crossed
-    back edges; ``irtool.frontends.onnx.converter``). ``outputs`` (tensor names of the
+    run or to compute right (a Loop that runs no iteration folded, copies on back
+    edges; ``irtool.frontends.onnx.converter``). ``outputs`` (tensor names of the
     main graph) cuts the model there, as ``ovc --output`` and more: those tensors become
     its outputs, in that order, and only what they need is converted
     (``irtool.frontends.onnx.cut``). Raises ``ConversionError`` (naming the ONNX

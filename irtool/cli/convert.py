@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--no-optimize", action="store_true",
                    help="no optimising pass at all: no vectorisation, no slicing, no "
                         "Identity layer dropped (kept: pruning dead layers, folding a loop "
-                        "that runs no iteration, copies on crossed back edges, which "
+                        "that runs no iteration, copies on back edges, which "
                         "OpenVINO needs; default: optimised)")
     p.add_argument("--opset", action="store_true",
                    help="also print the ONNX opsets imported and the IR operations used")

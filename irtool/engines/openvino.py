@@ -154,12 +154,17 @@ def run_ir_steps(model_or_path: Model | PathLike,
 
 def _outputs(compiled: Any, request: Any, ours: list[str],
              by_result: bool = False) -> dict[str, np.ndarray]:
+    # OpenVINO keeps the Results' order. A transformation that removes the layer before a
+    # Result can leave its port with another tensor's names (a Loop that passes a value
+    # through unchanged: the body Parameter's); a name of ours no port has is then the
+    # output at its position.
+    claimed = {name for port in compiled.outputs for name in port.get_names()}
     outputs: dict[str, np.ndarray] = {}
     for pos, port in enumerate(compiled.outputs):
         names = port.get_names()
         if by_result:
             key = port.get_node().get_friendly_name()
-        elif pos < len(ours) and (ours[pos] in names or not names):
+        elif pos < len(ours) and (ours[pos] in names or not names or ours[pos] not in claimed):
             key = ours[pos]
         elif names:
             key = port.get_any_name()

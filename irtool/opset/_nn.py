@@ -38,19 +38,28 @@ def ints(value: np.ndarray | Sequence[int] | None) -> list[int] | None:
     return [int(v) for v in np.ravel(value)]
 
 
-def slice_index(rank: int, start: np.ndarray, stop: np.ndarray, step: np.ndarray,
+def slice_index(shape: Sequence[int], start: np.ndarray, stop: np.ndarray, step: np.ndarray,
                 axes: np.ndarray | None, op: str) -> tuple[slice, ...]:
-    """The numpy index of a Slice-8 region: ``start``/``stop``/``step`` per entry of ``axes``
-    (the leading axes when ``axes`` is None), every other axis whole."""
+    """The numpy index of a Slice-8 region of data of ``shape``: ``start``/``stop``/``step``
+    per entry of ``axes`` (the leading axes when ``axes`` is None), every other axis whole.
+    Bounds are clamped as ONNX and OpenVINO clamp them (``slice_start``)."""
     starts, stops, steps = ints(start), ints(stop), ints(step)
     assert starts is not None and stops is not None and steps is not None
+    rank = len(shape)
     on = norm_axes(axes, rank) if axes is not None else range(len(starts))
     index = [slice(None)] * rank
     for a, b, e, s in zip(on, starts, stops, steps):
         if s == 0:
             raise ValueError(f"{op} step must not be 0")
-        index[a] = slice(b, e, s)
+        index[a] = slice(slice_start(shape[a], b, s), e, s)
     return tuple(index)
+
+
+def slice_start(dim: int, start: int, step: int) -> int:
+    """``start`` as Python's slice must get it to take ONNX's and OpenVINO's Slice: walking
+    backwards from a start before the axis begins at its first element (Python's slice
+    would take nothing); every other bound is clamped alike."""
+    return 0 if step < 0 and dim >= 0 and start < -dim else start
 
 
 def scalar_int(value: np.ndarray | None) -> int | None:

@@ -22,6 +22,8 @@ def _sigmoid(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     # 1 / (1 + exp(-x)) in four passes over one buffer (``out``, which may be x itself,
     # or a new one). exp(-x) overflows to inf below x = -88.7 (f32), which gives the
     # right 0: a run has numpy's overflow warning off (see Executor). NaN passes through.
+    if out is None:  # for a 0-d x numpy would return a scalar, which takes no out=
+        out = np.empty_like(x)
     t = np.negative(x, out=out)
     np.exp(t, out=t)
     t += 1
@@ -247,7 +249,9 @@ class PRelu(_ParamActivation):
         x = np.asarray(inputs[0])
         slope = np.asarray(inputs[1])
         channel = 1 if x.ndim > 1 else 0
-        if slope.ndim == 1 and x.ndim > 0 and x.shape[channel] == slope.shape[0]:
+        if slope.size == 1:  # one slope for all: the output has the data's shape (a 0-d one too)
+            slope = slope.reshape(())
+        elif slope.ndim == 1 and x.ndim > 0 and x.shape[channel] == slope.shape[0]:
             shape = [1] * x.ndim
             shape[channel] = slope.shape[0]
             slope = slope.reshape(shape)

@@ -20,6 +20,7 @@ from ._nn import (
     same,
     scalar_int,
     slice_index,
+    slice_start,
     vector_length,
 )
 from .base import Attrs, Op, TensorInfo, register
@@ -256,6 +257,15 @@ def _slice_len(dim: int, start: int | None, stop: int | None, step: int) -> int:
     return -1
 
 
+def _onnx_slice_len(dim: int, start: int, stop: int, step: int) -> int:
+    """``_slice_len`` for Slice-8, whose bounds clamp as ONNX's (``slice_start``): walking
+    backwards from a negative start on an axis of unknown size, the start may lie before the
+    axis (then the slice begins at its first element) or not, so the length is unknown."""
+    if dim < 0 and step < 0 and start < 0:
+        return -1
+    return _slice_len(dim, slice_start(dim, start, step), stop, step)
+
+
 @register("Slice", "opset8")
 class Slice(Op):
     """Slice-8: ONNX-style slicing (start, stop, step, optional axes), bounds clamped."""
@@ -280,13 +290,14 @@ class Slice(Op):
             if start is None or stop is None or step is None:
                 out[ax] = -1
             else:
-                out[ax] = _slice_len(data.shape[ax], start[j], stop[j], step[j])
+                out[ax] = _onnx_slice_len(data.shape[ax], start[j], stop[j], step[j])
         return [same(data, tuple(out))]
 
     def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         data = np.asarray(inputs[0])
         axes = inputs[4] if len(inputs) > 4 else None
-        return [data[slice_index(data.ndim, *inputs[1:4], axes, "Slice")].copy()]  # type: ignore[arg-type, call-arg, index]
+        region = slice_index(data.shape, inputs[1], inputs[2], inputs[3], axes, "Slice")
+        return [data[region].copy()]
 
 
 def _mask(values: list[int], i: int) -> bool:

@@ -163,6 +163,6 @@ class SliceScatter(_SameAsData):
         data = np.asarray(inputs[0])
         axes = inputs[5] if len(inputs) > 5 else None
         out = data.copy()
-        region = slice_index(data.ndim, *inputs[2:5], axes, "SliceScatter")  # type: ignore[arg-type, call-arg]
+        region = slice_index(data.shape, inputs[2], inputs[3], inputs[4], axes, "SliceScatter")
         out[region] = np.asarray(inputs[1]).astype(data.dtype, copy=False)
         return [out]

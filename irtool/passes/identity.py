@@ -8,12 +8,13 @@ ran 1.4x slower for it; ``bench/ov_ir_quality.py``). OpenVINO's own ONNX fronten
 them too. An Identity feeding a ``Result`` of the main graph stays, since its output port
 carries the model output's tensor name; in bodies, port maps name Results, not tensors.
 
-``CopyCrossedBackEdges``: a back edge whose body Result reads another body Parameter
+``CopyBackEdges``: a back edge whose body Result reads another body Parameter
 directly (carried values that swap, ``a' = b, b' = a``; ``a' = i``; ``a' = captured``)
 gives wrong values in OpenVINO's CPU plugin, or fails to compile (docs/openvino-quirks.md);
-an Identity between that Parameter and the Result gives the right ones. The converter
-adds one there after dropping the others; irtool's runtime computes the same with or
-without it.
+one whose Result reads its own Parameter (a state passed on unchanged) beside a state
+starting from a constant crashes it (SIGSEGV) in a TensorIterator. An Identity between
+that Parameter and the Result gives the right values in both. The converter adds one
+there after dropping the others; irtool's runtime computes the same with or without it.
 """
 
 from __future__ import annotations
@@ -53,16 +54,16 @@ def _drop(graph: Graph, top: bool) -> int:
     return count
 
 
-class CopyCrossedBackEdges(Pass[Model]):
+class CopyBackEdges(Pass[Model]):
     """Put an ``Identity-16`` between every back edge's body Result and the body Parameter
-    it reads directly when that is not the Parameter the edge feeds (bodies at any depth).
-    Not an optimisation: OpenVINO needs it to compute the right values."""
+    it reads directly, the one the edge feeds included (bodies at any depth). Not an
+    optimisation: OpenVINO needs it to compute the right values."""
 
     def apply(self, model: Model) -> PassResult[Model]:
-        return PassResult(model, _copy_crossed_back_edges(model))
+        return PassResult(model, _copy_back_edges(model))
 
 
-def _copy_crossed_back_edges(model: Model) -> int:
+def _copy_back_edges(model: Model) -> int:
     count = 0
     for _, layer in model.graph.walk():
         body = layer.bodies.get("body")
@@ -73,8 +74,7 @@ def _copy_crossed_back_edges(model: Model) -> int:
                 continue
             result = body.layer(edge.from_layer)
             src = body.source(result.id, result.inputs[0].id) if result.inputs else None
-            if src is None or src[0] == edge.to_layer or \
-                    body.layer(src[0]).type != "Parameter":
+            if src is None or body.layer(src[0]).type != "Parameter":
                 continue
             port = body.layer(src[0]).port(src[1])
             if port is None:

@@ -21,7 +21,7 @@ from ..ir.graph import Model
 from .base import Pass, Pipeline
 from .constant_folding import FoldConstants, FoldDecompression
 from .fp16 import CompressToFP16
-from .identity import CopyCrossedBackEdges, DropIdentities
+from .identity import CopyBackEdges, DropIdentities
 from .pool_fusion import FusePools
 from .program import Program
 from .prune import Prune
@@ -33,15 +33,16 @@ def conversion(*, vectorize: bool = True, slice_inputs: bool = False,
                optimize: bool = True) -> Pipeline[Model]:
     """Dead layers pruned; independent loops vectorised (then what they left pruned);
     Identity layers dropped (OpenVINO runs each as a node, per iteration in a body); copies
-    on crossed back edges (OpenVINO computes those wrong without); the sliced-input rewrite
-    only when asked (OpenVINO runs the body Gather faster). ``optimize=False``: pruning and
+    on back edges whose Result reads a body Parameter (OpenVINO computes those wrong
+    without); the sliced-input rewrite only when asked (OpenVINO runs the body Gather
+    faster). ``optimize=False``: pruning and
     the copies only (asking for ``slice_inputs`` too is the caller's contradiction)."""
     passes: list[Pass[Model]] = [Prune()]
     if vectorize and optimize:
         passes += [VectorizeLoops(), Prune()]
     if optimize:
         passes.append(DropIdentities())
-    passes.append(CopyCrossedBackEdges())
+    passes.append(CopyBackEdges())
     if slice_inputs and optimize:
         passes += [SliceLoopInputs(), Prune()]
     return Pipeline(passes)

@@ -94,7 +94,7 @@ def test_irtools_ir_gives_onnxruntimes_values_on_openvino(case: str, trip: int,
     for vectorize in (True, False):
         ir = check_conversion(model, feeds, tmp_path, vectorize=vectorize)
         if trip:
-            assert _identities(ir) >= 1  # the copies on the crossed back edges
+            assert _identities(ir) >= 1  # the copies on the back edges
 
 
 def test_scan_states_that_swap(tmp_path: Path) -> None:

@@ -72,10 +72,10 @@ def test_a_copying_pass_leaves_its_input_alone() -> None:
 def test_the_pipelines_are_declared_in_one_place() -> None:
     names = [type(p).__name__ for p in pipelines.conversion().passes]
     assert names == ["Prune", "VectorizeLoops", "Prune", "DropIdentities",
-                     "CopyCrossedBackEdges"]
+                     "CopyBackEdges"]
     names = [type(p).__name__ for p in pipelines.conversion(vectorize=False,
                                                             slice_inputs=True).passes]
-    assert names == ["Prune", "DropIdentities", "CopyCrossedBackEdges", "SliceLoopInputs",
+    assert names == ["Prune", "DropIdentities", "CopyBackEdges", "SliceLoopInputs",
                      "Prune"]
     assert [type(p) for p in pipelines.compiling().passes] == [FoldDecompression,
                                                                FoldConstants, FusePools]
@@ -89,7 +89,7 @@ def test_without_optimisations_a_pipeline_keeps_only_what_is_not_one(options: di
     stay."""
     full = pipelines.conversion(**options).passes
     plain = pipelines.conversion(**options, optimize=False).passes
-    assert [type(p).__name__ for p in plain] == ["Prune", "CopyCrossedBackEdges"]
+    assert [type(p).__name__ for p in plain] == ["Prune", "CopyBackEdges"]
     assert {type(p) for p in full} - {type(p) for p in plain} == \
         {type(p) for p in full if p.optimisation is not None}
     assert [type(p) for p in pipelines.compiling(optimize=False).passes] == \

@@ -114,10 +114,16 @@ class Scope:
             inner = self.builder.const(known, outer.element_type)
             self.values[name] = inner
             return inner
-        inner = self.builder.parameter(outer.info, name=f"{name}/capture", tensor_names=())
-        self.captures.append(Capture(name, outer, inner))
-        self.values[name] = inner
-        return inner
+        # Two names for one outer value (a Loop folded away passes its initial value on)
+        # share one Parameter: a layer takes each outer port once.
+        shared = next((c.inner for c in self.captures
+                       if (c.outer.layer, c.outer.port) == (outer.layer, outer.port)), None)
+        if shared is None:
+            shared = self.builder.parameter(outer.info, name=f"{name}/capture",
+                                            tensor_names=())
+            self.captures.append(Capture(name, outer, shared))
+        self.values[name] = shared
+        return shared
 
     def child(self, description: str) -> Scope:
         """A new scope for a body graph nested in this one."""

@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ...ir.builder import LoopBuilder, TensorIteratorBuilder
-from ...ir.graph import Layer
+from ...ir.graph import Graph, Layer, shape_text
 from ...ir.types import ELEMENT_TYPES
 from ...opset import TensorInfo
 from ...passes.constant_folding import constant_value
@@ -211,11 +211,54 @@ def _trip_count(ctx: NodeContext) -> Value:
         return ctx.const(np.array([0], dtype=np.int64))
     if m.element_type not in (I64, ELEMENT_TYPES["i32"]):
         m = ctx.op("Convert", "opset1", [m], {"destination_type": "i64"},
-                    outputs=[TensorInfo(I64, m.shape)])[0]
+                   outputs=[TensorInfo(I64, m.shape)])[0]
     if known is None:  # a negative M at run time is no iteration too, not "no limit"
-        m = ctx.op("Maximum", "opset1", [m, ctx.const(np.zeros((), m.element_type.dtype))],
-                    {"auto_broadcast": "numpy"}, outputs=[m.info])[0]
+        zero = ctx.const(np.zeros((), m.element_type.dtype))
+        if _narrowed(ctx.scope.graph, m):
+            # OpenVINO's CPU plugin folds Maximum(M, 0) of an M cast through a signed type
+            # narrower than int32 to the constant 0 (its bounds of that Convert wrap):
+            # docs/openvino-quirks.md. Select computes the same clamp without that.
+            negative = ctx.op("Less", "opset1", [m, zero], {"auto_broadcast": "numpy"},
+                              outputs=[TensorInfo(BOOL, m.shape)])[0]
+            return ctx.op("Select", "opset1", [negative, zero, m],
+                          {"auto_broadcast": "numpy"}, outputs=[m.info])[0]
+        m = ctx.op("Maximum", "opset1", [m, zero], {"auto_broadcast": "numpy"},
+                   outputs=[m.info])[0]
     return m
+
+
+_NARROW_SIGNED = ("i4", "i8", "i16")
+
+
+def _narrowed(graph: Graph, value: Value) -> bool:
+    """Does ``value`` come, through ops that keep a one-element value, from a Convert to a
+    signed integer type narrower than int32?"""
+    where: tuple[int, int] | None = (value.layer, value.port)
+    while where is not None:
+        layer = graph.layer(where[0])
+        if layer.type == "Convert" and layer.attrs.get("destination_type") in _NARROW_SIGNED:
+            return True
+        if layer.type not in ("Convert", "Squeeze", "Unsqueeze", "Reshape", "Identity") \
+                or not layer.inputs:
+            return False
+        where = graph.source(layer.id, layer.inputs[0].id)
+    return False
+
+
+def _no_trip_unless(ctx: NodeContext, trip: Value, cond: Value) -> Value:
+    """``cond ? trip : 0``: the same Loop for a condition known only at run time, which a
+    false one stops before its first iteration. OpenVINO's CPU plugin sizes a concatenated
+    output by a trip count it can tell and keeps those rows when such a condition runs no
+    iteration (docs/openvino-quirks.md); a trip count of 0 it runs right. The condition
+    takes the trip count's shape first, so that a condition of unknown shape leaves port 0
+    one value."""
+    if trip.shape is not None and cond.shape != trip.shape:
+        target = ctx.const(np.array(trip.shape, dtype=np.int64))
+        cond = ctx.op("Reshape", "opset1", [cond, target], {"special_zero": False},
+                      outputs=[TensorInfo(BOOL, trip.shape)])[0]
+    zero = ctx.const(np.zeros((), trip.element_type.dtype))
+    return ctx.op("Select", "opset1", [cond, trip, zero], {"auto_broadcast": "numpy"},
+                  outputs=[TensorInfo(trip.element_type, trip.shape)])[0]
 
 
 def _iteration_range(ctx: NodeContext, trip: Value) -> dict[int, tuple[int, int]]:
@@ -306,11 +349,21 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         trip, given_cond = ctx.const(np.array([0], dtype=np.int64)), None
     cond = given_cond if given_cond is not None else \
         ctx.const(np.ones(_one_element(cond_shape), dtype=bool))
+    if cond.shape is not None and len(cond.shape) > 1:
+        # IR's Loop takes a condition of rank 0 or 1 (OpenVINO's too), and the body sees
+        # the condition it carries with that port's shape: a [1, 1] one would reach the
+        # body reshaped, a difference ONNX can observe.
+        raise ctx.error(f"{what}: the condition has shape {shape_text(cond.shape)}; irtool "
+                        "takes a Loop condition of rank 0 or 1")
+    ranges = _iteration_range(ctx, trip)
+    if given_cond is not None and known_cond is None and not _runs_zero_times(ctx, trip):
+        # (a constant trip count of 0 stays one: the Loop is folded below)
+        trip = _no_trip_unless(ctx, trip, given_cond)
     infos = [TensorInfo(I64, iter_shape), TensorInfo(BOOL, cond.shape)]
     infos += [v.info for v in initial]
     carried = [(1, 0)] + [(2 + i, 1 + i) for i in range(n_carried)]
     body = build_carrying_body(ctx, graph, infos, [None] * len(infos), carried, what,
-                               ranges=_iteration_range(ctx, trip))
+                               ranges=ranges)
     scope = body.scope
     iter_param, cond_param, *state_params = body.params
     cond_out, *outs = body.outputs[:1 + n_carried + n_scan]
@@ -371,16 +424,48 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
     built = list(loop.build()[1])
     if _runs_zero_times(ctx, trip):
         # OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop it can tell runs zero
-        # times when it has a concatenated output, and gives another carried value's
-        # initial value (or uninitialised memory) for a carried value whose next one is
-        # another's (docs/openvino-quirks.md). None runs: the carried values stay the
-        # initial ones, the scan outputs are empty. The Loop, now unused, is pruned.
-        built = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
-                                        [start for start, _, _ in grown]) or built
+        # times when it has a concatenated output; without one it fails to compile it
+        # ("Zero count of iteration") or gives zeros for its carried values when they
+        # start from constants, and gives another carried value's initial value (or
+        # uninitialised memory) for a carried value whose next one is another's
+        # (docs/openvino-quirks.md). None runs: the carried values stay the initial ones,
+        # the scan outputs are empty. The Loop, now unused, is pruned; it stays only for a
+        # scan output whose element shape is not static (its carried values still folded).
+        folded = _zero_iteration_outputs(ctx, initial, outs[n_carried:], results[n_carried:],
+                                         [start for start, _, _ in grown])
+        built = [b if f is None else f for f, b in zip(folded, built)]
+    elif ctx.const_value(trip) is None:
+        built[:n_carried] = _initial_unless_run(ctx, trip, initial, built[:n_carried])
     values: list[Value | None] = [None] * len(ctx.node.output)
     for position, k in enumerate(order):
         values[k] = built[position]
     return values
+
+
+def _initial_unless_run(ctx: NodeContext, trip: Value, initial: Sequence[Value],
+                        carried: Sequence[Value]) -> list[Value]:
+    """Each carried output as ``trip != 0 ? output : initial``, for a Loop whose trip count
+    (port 0: 0 when a condition given at run time is false, negative for no limit) is known
+    only at run time. The same values: a Loop that runs no iteration gives the initial
+    ones. OpenVINO's CPU plugin gives another carried value's initial value or memory
+    never written instead, on its own conversion too (docs/openvino-quirks.md); the Select
+    takes the initial value there. Only where the output and the initial value have one
+    static shape and type: a carried value whose shape changes cannot be selected so."""
+    zero = ctx.const(np.zeros((), trip.element_type.dtype))
+    runs = ctx.op("NotEqual", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
+                  outputs=[TensorInfo(BOOL, trip.shape)])[0]
+    if runs.shape != ():
+        runs = ctx.op("Reshape", "opset1", [runs, ctx.const(np.zeros((0,), np.int64))],
+                      {"special_zero": False}, outputs=[TensorInfo(BOOL, ())])[0]
+    out = []
+    for value, start in zip(carried, initial):
+        if value.shape is None or value.shape != start.shape or \
+                any(d < 0 for d in value.shape) or value.element_type != start.element_type:
+            out.append(value)
+            continue
+        out.append(ctx.op("Select", "opset1", [runs, value, start], {"auto_broadcast": "numpy"},
+                          outputs=[value.info])[0])
+    return out
 
 
 def _append_axis(ctx: NodeContext, k: int, insert: onnx.NodeProto, element: Value,
@@ -454,11 +539,11 @@ def _runs_zero_times(ctx: NodeContext, trip: Value) -> bool:
 
 def _zero_iteration_outputs(ctx: NodeContext, initial: Sequence[Value],
                             scans: Sequence[Value], results: Sequence[tuple[Layer, int | None]],
-                            starts: Sequence[Value]) -> list[Value] | None:
+                            starts: Sequence[Value]) -> list[Value | None]:
     """The Loop's outputs after no iteration: the initial carried values, empty constants
     ``[0, *element]`` for the scan outputs, the empty start of a tensor grown by Concat;
-    None when an element's shape or type is not static."""
-    outputs = list(initial)
+    None for a scan output whose element's shape or type is not static."""
+    outputs: list[Value | None] = list(initial)
     pending = iter(starts)
     for value, (_, axis) in zip(scans, results):
         if axis is None:  # a carried tensor grown by Concat: its empty start
@@ -466,7 +551,8 @@ def _zero_iteration_outputs(ctx: NodeContext, initial: Sequence[Value],
             continue
         et = value.element_type
         if value.shape is None or any(d < 0 for d in value.shape) or et.dtype is None:
-            return None
+            outputs.append(None)
+            continue
         outputs.append(ctx.const(np.zeros((0, *value.shape), dtype=et.dtype), et))
     return outputs
 

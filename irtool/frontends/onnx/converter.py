@@ -15,7 +15,7 @@ The ``Converter`` does the work that is not one operator's business:
 * makes the IR inputs and outputs carry the ONNX graph's names, then runs
   ``passes.pipelines.conversion``: dead layers pruned, the optimising passes (vectorised
   loops, Identity layers dropped, sliced loop inputs when asked) unless
-  ``optimize=False``, and always the copies OpenVINO needs on crossed back edges
+  ``optimize=False``, and always the copies OpenVINO needs on back edges
   (``passes.identity``).
 
 With ``optimize=False`` what remains of conversion is translation: translators still

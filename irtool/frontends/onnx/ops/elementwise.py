@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 
+from ....ir.types import ElementType
 from ..context import NodeContext, Value, onnx_op
 from ._common import binary, const_of, convert, legacy_broadcast, onnx_type
 
@@ -184,21 +185,25 @@ def cast(ctx: NodeContext) -> list[Value | None]:
             to = onnx.TensorProto.DataType.Value(to.upper())
         except ValueError:
             raise ctx.error(f"unknown type {to!r} in 'to'") from None
-    et = onnx_type(ctx, to)
-    x = ctx.required_input(0)
-    if et.kind == "string" or x.element_type.kind == "string":
-        raise ctx.error("casts from or to strings are not supported")
-    return [ctx.op("Convert", "opset1", [x], {"destination_type": et.name},
-                   refine=ctx.onnx_types(0))[0]]
+    return [_cast_to(ctx, ctx.required_input(0), onnx_type(ctx, to))]
 
 
 @onnx_op("CastLike", 15, 19, 21, 23, 24, 25)
 def cast_like(ctx: NodeContext) -> list[Value | None]:
-    x, like = ctx.required_input(0), ctx.required_input(1)
-    if like.element_type.kind == "string" or x.element_type.kind == "string":
+    return [_cast_to(ctx, ctx.required_input(0), ctx.required_input(1).element_type)]
+
+
+def _cast_to(ctx: NodeContext, x: Value, et: ElementType) -> Value:
+    """ONNX's Cast of ``x`` to ``et``. A float becomes a boolean as ``x != 0``: ONNX makes
+    everything but +-0 true, NaN too, where IR's Convert (OpenVINO's CPU plugin, and so
+    irtool's runtime) makes NaN false."""
+    if et.kind == "string" or x.element_type.kind == "string":
         raise ctx.error("casts from or to strings are not supported")
-    return [ctx.op("Convert", "opset1", [x], {"destination_type": like.element_type.name},
-                   refine=ctx.onnx_types(0))[0]]
+    if et.kind == "bool" and x.element_type.kind == "float":
+        return ctx.op("NotEqual", "opset1", [x, const_of(ctx, 0, x)],
+                      {"auto_broadcast": "numpy"}, refine=ctx.onnx_types(0))[0]
+    return ctx.op("Convert", "opset1", [x], {"destination_type": et.name},
+                  refine=ctx.onnx_types(0))[0]
 
 
 # -- variadic ops --------------------------------------------------------------------------

@@ -1,0 +1,318 @@
+"""The irtool forms checked against onnxruntime, and the verdict of each on one case.
+
+A *form* is one way irtool computes a model: a conversion (``irtool.convert``'s keyword
+arguments) and an engine for the saved IR (irtool's runtime, with or without its
+optimisations, or OpenVINO's CPU plugin). ``FORMS`` lists them all in one place: a new
+switch is one more line there.
+
+onnxruntime is the reference. A form that differs from it on an output is wrong (``differ``)
+when either arbiter sides with onnxruntime there:
+
+* OpenVINO's own ONNX frontend (``read_model`` of the .onnx) computes the same as
+  onnxruntime: the engines agree, irtool does not;
+* for irtool's runtime, the form's *baseline* ``irtool:all-off`` (``optimize=False`` for
+  the conversion and the runtime: no optimisation at all) computes the same as
+  onnxruntime: a rewrite changed the result, which issue 21 forbids whatever the engines
+  say. (Not for the OpenVINO forms: the plugin's results on two forms of one model can
+  differ by its own doing, a Loop it runs no iteration of leaving values it never wrote;
+  a rewrite that changes a result shows in the irtool forms.)
+
+Otherwise the difference is the engines' (``unsettled``: recorded, not counted against
+irtool). The claim the suite checks: no form ``differ``s, and no irtool form fails
+(``error``) on a model onnxruntime runs.
+
+onnxruntime and both OpenVINO engines run in a worker process (``irtool.engines.isolate``):
+a crash or a hang of either is an outcome, not the end of the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+
+import irtool
+from irtool.engines.base import EngineResult, first_line
+from irtool.engines.isolate import Isolated
+from irtool.engines.onnxruntime import OnnxRuntimeEngine
+from irtool.engines.openvino import OpenVINOEngine, OpenVINOFrontendEngine
+from irtool.tools.compare import Comparison, compare
+from support.differential.generate import Case
+
+if TYPE_CHECKING:
+    from irtool.runtime import Executor
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way irtool computes a model: ``convert`` (``irtool.convert``'s keyword
+    arguments), then ``engine`` on the saved IR: ``irtool`` (its runtime; ``runtime`` are
+    ``Executor`` keyword arguments) or ``openvino`` (OpenVINO's CPU plugin on irtool's
+    .xml/.bin)."""
+
+    name: str
+    convert: Mapping[str, Any] = field(default_factory=dict)
+    engine: str = "irtool"
+    runtime: Mapping[str, Any] = field(default_factory=dict)
+    baseline: str | None = None  # the form without optimisations this one must compute alike
+
+    @property
+    def conversion(self) -> tuple[tuple[str, Any], ...]:
+        """A key for the conversion this form runs (forms share conversions)."""
+        return tuple(sorted(self.convert.items()))
+
+
+FORMS: tuple[Form, ...] = (
+    Form("irtool", baseline="irtool:all-off"),
+    Form("irtool:no-vectorize", {"vectorize": False}, baseline="irtool:all-off"),
+    Form("irtool:slice-inputs", {"slice_inputs": True}, baseline="irtool:all-off"),
+    Form("irtool:plain-runtime", runtime={"optimize": False}, baseline="irtool:all-off"),
+    Form("irtool:all-off", {"optimize": False}, runtime={"optimize": False}),
+    Form("openvino", engine="openvino"),
+    Form("openvino:no-vectorize", {"vectorize": False}, engine="openvino"),
+    Form("openvino:slice-inputs", {"slice_inputs": True}, engine="openvino"),
+    Form("openvino:no-optimize", {"optimize": False}, engine="openvino"),
+)
+"""Every form the suite checks. ``irtool:plain-runtime`` runs the default IR on irtool's
+runtime with ``optimize=False`` (no batched loops, constant folding, MaxPool fusion,
+specialised or inlined kernels, in-place writes or loop-code rewrites); ``irtool:all-off``
+is ``irtool run --no-optimize`` of the ONNX model: converted and run without any
+optimisation."""
+
+VERDICTS = ("agree", "differ", "unsettled", "refused", "error", "engine-error")
+"""What became of a form on one case:
+
+* agree: every output matches onnxruntime (values within the dtype's tolerance; dtype and
+  shape for outputs that depend on a random draw);
+* differ: some output does not, where onnxruntime and OpenVINO's frontend agree on it;
+* unsettled: it differs only on outputs where onnxruntime and OpenVINO's frontend disagree
+  (or the frontend cannot run the model): the engines' disagreement;
+* refused: ``irtool.convert`` refused the model with a one-line ``IRToolError``;
+* error: irtool failed otherwise (an exception that is not an ``IRToolError`` while
+  converting, IR its own validator rejects, its runtime failing on a model onnxruntime runs);
+* engine-error: OpenVINO failed on irtool's IR (compiling, running, crashing, time-out).
+"""
+
+FAILING = ("differ", "error")
+"""The verdicts that break the suite's claim."""
+
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (2e-2, 2e-3),
+}
+"""(rtol, atol) per output dtype where a chain of ops needs more than a single op
+(``irtool.tools.compare.default_tolerance`` otherwise): float16 values rounded after
+every op (onnxruntime, irtool) or only at the end (OpenVINO computes in f32) drift apart by a
+few units in the last place per op."""
+
+
+@dataclass
+class Verdict:
+    """One form on one case: its verdict, a one-line detail, the outputs it got wrong, and
+    for ``differ`` what says it is wrong (``openvino-frontend``, or its baseline form)."""
+
+    form: str
+    kind: str
+    detail: str = ""
+    outputs: list[str] = field(default_factory=list)
+    settled_by: str = ""
+
+    @property
+    def failing(self) -> bool:
+        return self.kind in FAILING
+
+
+@dataclass
+class Evaluation:
+    """Every form on one case. ``reference`` is onnxruntime's failure (None: it ran; the
+    forms then have verdicts); ``arbiter`` OpenVINO's frontend's (None: it ran)."""
+
+    reference: str | None
+    arbiter: str | None
+    verdicts: list[Verdict] = field(default_factory=list)
+    unsettled_outputs: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.failing]
+
+    def verdict(self, form: str) -> Verdict | None:
+        return next((v for v in self.verdicts if v.form == form), None)
+
+
+def executor_for(xml: Path, form: Form) -> Executor:
+    """irtool's runtime as ``form`` runs it on the saved IR (loaded and validated as
+    ``irtool.load`` does)."""
+    from irtool.runtime import Executor
+
+    return Executor(irtool.load(xml), check=False, **dict(form.runtime))
+
+
+def run_irtool(xml: Path, feed: Mapping[str, np.ndarray], form: Form) -> dict[str, np.ndarray]:
+    """``form``'s outputs from irtool's runtime on the saved IR."""
+    executor = executor_for(xml, form)
+    return executor.run({n: feed[n] for n in executor.input_names})
+
+
+def evaluate(case: Case, forms: Sequence[Form] = FORMS, *, timeout: float = 120.0,
+             workdir: Path | None = None) -> Evaluation:
+    """Run onnxruntime, OpenVINO's frontend and every form on ``case``; a verdict per form.
+
+    A form's baseline runs too when it is not among ``forms`` (to settle differences).
+    ``workdir`` keeps the files (model.onnx, the IRs); a temporary folder otherwise.
+    """
+    by_name = {f.name: f for f in FORMS}
+    wanted = list(forms)
+    for form in forms:
+        if form.baseline and all(f.name != form.baseline for f in wanted):
+            wanted.append(by_name[form.baseline])
+    with contextlib.ExitStack() as stack:
+        folder = workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="irtool-differential-")))
+        folder.mkdir(parents=True, exist_ok=True)
+        onnx_path = folder / "model.onnx"
+        onnx.save(case.model, str(onnx_path))
+        reference = Isolated(OnnxRuntimeEngine(case.model), timeout,
+                             label="onnxruntime").try_run(case.feed)
+        if not reference.ok:
+            return Evaluation(reference.error, None)
+        arbiter = Isolated(OpenVINOFrontendEngine(onnx_path), timeout,
+                           label="OpenVINO's frontend").try_run(case.feed)
+        ref = reference.outputs or {}
+        settled = _settled(case, ref, arbiter)
+        conversions: dict[tuple, tuple[Path | None, str | None, str]] = {}
+        runs: dict[str, _Run] = {}
+        for form in wanted:
+            key = form.conversion
+            if key not in conversions:
+                conversions[key] = _convert(case.model, form, folder / f"ir{len(conversions)}")
+            xml, problem, kind = conversions[key]
+            runs[form.name] = _Run(None, kind, problem or "") if xml is None else \
+                _run_form(case, form, xml, ref, timeout)
+    evaluation = Evaluation(None, arbiter.error,
+                            unsettled_outputs=[o for o in ref if not settled[o]])
+    for form in forms:
+        evaluation.verdicts.append(_verdict(form, runs, settled))
+    return evaluation
+
+
+@dataclass
+class _Run:
+    """What a form computed: per reference output, what is wrong with it (None: nothing);
+    or, when it did not run, its verdict and why."""
+
+    wrong: dict[str, str | None] | None
+    kind: str = ""
+    detail: str = ""
+    extra: list[str] = field(default_factory=list)
+
+
+def _verdict(form: Form, runs: Mapping[str, _Run], settled: Mapping[str, bool]) -> Verdict:
+    run = runs[form.name]
+    if run.wrong is None:
+        return Verdict(form.name, run.kind, run.detail)
+    bad = [name for name, problem in run.wrong.items() if problem is not None]
+    if not bad and not run.extra:
+        return Verdict(form.name, "agree")
+    detail = "; ".join(f"{name}: {run.wrong[name]}" for name in bad) or \
+        f"outputs not in the model: {run.extra}"
+    if run.extra:
+        return Verdict(form.name, "differ", detail, run.extra, "the model's outputs")
+    base = runs.get(form.baseline) if form.baseline else None
+    for name in bad:
+        if settled[name]:
+            return Verdict(form.name, "differ", detail, bad, "openvino-frontend")
+        if base is not None and base.wrong is not None and base.wrong.get(name) is None:
+            return Verdict(form.name, "differ", detail, bad, form.baseline or "")
+    return Verdict(form.name, "unsettled", detail, bad)
+
+
+def _convert(model: onnx.ModelProto, form: Form, folder: Path
+             ) -> tuple[Path | None, str | None, str]:
+    """The saved IR of ``form``'s conversion, or None with why and the verdict for that."""
+    try:
+        ir = irtool.convert(model, **dict(form.convert))
+    except irtool.IRToolError as err:
+        return None, first_line(err), "refused"
+    except Exception as err:  # an internal error of the converter: a bug
+        return None, f"convert raised {type(err).__name__}: {first_line(err)}", "error"
+    try:
+        problems = [p.format() for p in irtool.validate(ir) if p.severity == "error"]
+        if problems:
+            return None, f"the IR fails irtool validate: {problems[0]}", "error"
+        return irtool.save(ir, folder / "model.xml"), None, ""
+    except Exception as err:
+        return None, f"validating or saving the IR: {type(err).__name__}: " \
+                     f"{first_line(err)}", "error"
+
+
+def _run_form(case: Case, form: Form, xml: Path, ref: Mapping[str, np.ndarray],
+              timeout: float) -> _Run:
+    if form.engine == "openvino":
+        outcome = Isolated(OpenVINOEngine(xml), timeout, label="OpenVINO").try_run(case.feed)
+        if not outcome.ok:
+            return _Run(None, "engine-error", outcome.error or "")
+        got = outcome.outputs or {}
+    else:
+        try:
+            got = run_irtool(xml, case.feed, form)
+        except Exception as err:  # the runtime failing on a model onnxruntime runs
+            return _Run(None, "error", f"run: {type(err).__name__}: {first_line(err)}")
+    wrong = {name: check_output(case.checks.get(name, "values"), name, got.get(name), value)
+             for name, value in ref.items()}
+    return _Run(wrong, extra=sorted(set(got) - set(ref)))
+
+
+def check_output(kind: str, name: str, got: np.ndarray | None, ref: np.ndarray) -> str | None:
+    """What is wrong with ``got`` as output ``name`` (None: nothing), by the case's check:
+    ``values`` within the dtype's tolerance, ``loose`` within float16's, ``shape`` (dtype and
+    shape), ``draws`` (``shape``, and not one row repeated where the reference's rows
+    differ), ``rank`` (dtype and rank: a random output whose length the run decides, which
+    a random draw may decide, as a Loop whose condition is computed from one)."""
+    if got is None:
+        return "missing"
+    got, ref = np.asarray(got), np.asarray(ref)
+    if kind in ("values", "loose"):
+        rtol, atol = TOLERANCES.get("float16" if kind == "loose" else ref.dtype.name,
+                                    (None, None))
+        row: Comparison = compare(name, got, ref, rtol=rtol, atol=atol)
+        return None if row.ok else row.describe()
+    if kind == "rank":
+        if got.dtype != ref.dtype or got.ndim != ref.ndim:
+            return f"{got.dtype}{list(got.shape)} != reference {ref.dtype}{list(ref.shape)} " \
+                   "(a random output of run-time length: dtype and rank compared)"
+        return None
+    if got.dtype != ref.dtype or got.shape != ref.shape:
+        return f"{got.dtype}{list(got.shape)} != reference {ref.dtype}{list(ref.shape)} " \
+               "(a random output: dtype and shape compared)"
+    if kind == "draws" and ref.ndim and ref.shape[0] >= 2 and not _one_row(ref) \
+            and _one_row(got) and _unlikely_alike(ref):
+        return f"the {ref.shape[0]} rows of fresh random draws are all the same row"
+    return None
+
+
+def _unlikely_alike(ref: np.ndarray) -> bool:
+    """Would rows of independent draws like the reference's be all alike by chance less
+    than once in a million? A continuous draw never is; a dropout mask over k kept
+    (nonzero) elements repeats with odds 2**-k per row at ratio 0.5."""
+    if ref.dtype.kind != "f":
+        return False
+    kept = min(int(np.count_nonzero(row)) for row in ref)
+    return kept * (ref.shape[0] - 1) >= 20
+
+
+def _one_row(value: np.ndarray) -> bool:
+    return bool(np.all(value == value[:1]))
+
+
+def _settled(case: Case, ref: Mapping[str, np.ndarray], arbiter: EngineResult) -> dict[str, bool]:
+    """Per output: do onnxruntime and OpenVINO's frontend agree on it?"""
+    if not arbiter.ok:
+        return {name: False for name in ref}
+    got = arbiter.outputs or {}
+    return {name: check_output(case.checks.get(name, "values"), name, got.get(name), value)
+            is None for name, value in ref.items()}
