@@ -815,13 +815,7 @@ class _Search:
                 runs[count] = None if self._hides(outputs, targets) else (keys, ov)
             return runs[count]
 
-        lo, hi = 0, len(order)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if run(mid) is not None:
-                lo = mid
-            else:
-                hi = mid
+        lo, hi = _boundary(0, len(order), lambda mid: run(mid) is not None)
         got = run(lo) if lo else None
         if got is not None:
             found, _ = self._compare_level(level, got[0], rec, got[1], position)
@@ -975,14 +969,8 @@ def localize_failure(model: Model, steps: Sequence[Feed], error: str, *,
                 reasons[k] = outcome.error
             return reasons[k]
 
-        lo, hi = 0, len(order)
         say(f"localizing a failure: {len(order)} layer(s)")
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if failure(mid) is not None:
-                hi = mid
-            else:
-                lo = mid
+        _, hi = _boundary(0, len(order), lambda mid: failure(mid) is None)
     report.seconds = time.perf_counter() - started
     if not order or (hi == len(order) and failure(hi) is None):
         report.reason = "no prefix of the model makes OpenVINO fail"
@@ -1004,10 +992,6 @@ def _folder(folder: str | Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "Finding", "Hop", "Localization", "describe_row",
-           "localize", "localize_failure", "parse_size"]
-
-
 def traced_against(name: str, traced: list[tuple[tuple[int, ...], np.ndarray]],
                    other: np.ndarray, *, iterates: bool, depth: int, iteration: int | None,
                    traced_is_reference: bool, rtol: float | None,
@@ -1027,3 +1011,20 @@ def traced_against(name: str, traced: list[tuple[tuple[int, ...], np.ndarray]],
     if traced_is_reference:
         return compare(name, theirs, mine, rtol=rtol, atol=atol)
     return compare(name, mine, theirs, rtol=rtol, atol=atol)
+
+
+def _boundary(lo: int, hi: int, holds: Callable[[int], bool]) -> tuple[int, int]:
+    """Bisection of a predicate that holds up to some point and not after: ``(lo, hi)``
+    with ``hi == lo + 1`` (or the range given, when narrower), ``holds`` asked only
+    strictly between them and assumed at ``lo``, not at ``hi``."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "Finding", "Hop", "Localization", "describe_row",
+           "localize", "localize_failure", "parse_size", "traced_against"]
