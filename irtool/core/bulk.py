@@ -5,6 +5,12 @@ objects have been made since the last one, and each pass walks every object aliv
 reader that makes millions of small objects pays for scanning all the earlier ones
 again and again. ``paused_gc`` turns the collector off while such a structure is built
 (the objects are kept anyway) and back on after, as it was.
+
+Turned back on, the collector would walk every object made in the block at its next
+young-generation pass (about 1 s for the 2 million objects of 10^5 layers), and again in
+the middle generation, only to find them alive. So they are moved straight into the
+oldest generation (``gc.freeze`` then ``gc.unfreeze``: two list splices, no walk); they
+stay collectable there, by the full passes that come far less often.
 """
 
 from __future__ import annotations
@@ -23,4 +29,6 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
+            gc.unfreeze()  # into the oldest generation (see the module)
             gc.enable()

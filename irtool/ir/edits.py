@@ -281,6 +281,27 @@ class EditedMultiDiGraph(nx.MultiDiGraph):  # type: ignore[misc]
     edge_attr_dict_factory = EditedDict
     graph_attr_dict_factory = EditedDict
 
+    def fill_node(self, node: Any, data: dict[str, Any]) -> None:
+        """Add a new ``node`` to a graph being made (a reader filling in what it read): no
+        edit, as for ``Observed.fill``, and networkx's dicts written directly (its
+        ``add_node`` costs several times more, which counts at 10^6 layers)."""
+        self._succ[node] = {}
+        self._pred[node] = {}
+        self._node[node] = EditedDict(data)
+
+    def fill_edge(self, u: Any, v: Any, data: dict[str, Any]) -> None:
+        """Add an edge between two nodes already there to a graph being made: what
+        ``add_edge`` stores (the next free key of the pair), without counting an edit."""
+        succ = self._succ[u]
+        keys = succ.get(v)
+        if keys is None:
+            succ[v] = self._pred[v][u] = {0: EditedDict(data)}
+            return
+        key = len(keys)
+        while key in keys:
+            key += 1
+        keys[key] = EditedDict(data)
+
     def add_node(self, *args: Any, **kwargs: Any) -> None:
         super().add_node(*args, **kwargs)
         edited()

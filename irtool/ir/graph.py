@@ -434,6 +434,11 @@ class Graph(Observed):
         self.nx.add_node(layer.id, layer=layer)
         return layer
 
+    def fill_layer(self, layer: Layer) -> None:
+        """``add_layer`` for a graph being made (a reader's; see ``Observed.fill``): no
+        edit counted, and no check (the reader reports a duplicate id itself)."""
+        self.nx.fill_node(layer.id, {"layer": layer})
+
     def remove_layer(self, layer_id: int) -> None:
         self.nx.remove_node(layer_id)
 
@@ -471,6 +476,13 @@ class Graph(Observed):
                 line: int | None = None) -> None:
         self.nx.add_edge(src, dst, from_port=src_port, to_port=dst_port, line=line,
                          seq=self._edge_seq)
+        self._edge_seq += 1
+
+    def fill_edge(self, src: int, src_port: int, dst: int, dst_port: int,
+                  line: int | None = None) -> None:
+        """``connect`` for a graph being made, between layers it has (a reader's): no edit."""
+        self.nx.fill_edge(src, dst, {"from_port": src_port, "to_port": dst_port, "line": line,
+                                     "seq": self._edge_seq})
         self._edge_seq += 1
 
     def disconnect_input(self, dst: int, dst_port: int) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..core.diagnostics import Diagnostic
@@ -25,6 +24,8 @@ class Reporter:
 
     def reported(self, scope: str, layer: Layer, *codes: str) -> bool:
         """Whether the reader already reported one of ``codes`` on ``layer``."""
+        if not self.earlier:
+            return False  # the common case: the reader found nothing
         return any((scope, layer.id, code) in self.earlier for code in codes)
 
     def add(self, code: str, message: str, *, layer: Layer | None = None,
@@ -107,10 +108,3 @@ def producer(graph: Graph, layers: dict[int, Layer], layer: Layer,
             src = layers[u]
             return src, find_port(src.outputs, data.get("from_port"))
     return None
-
-
-def iter_ports(layer: Layer) -> Iterator[tuple[str, Port]]:
-    for p in layer.inputs:
-        yield "input", p
-    for p in layer.outputs:
-        yield "output", p

@@ -7,7 +7,7 @@ import re
 from ..ir.graph import Layer, Port
 from ..ir.serde.xml_reader import MAX_DIM
 from ..ir.types import ElementType, element_type
-from .report import Reporter, fmt_dims, iter_ports, precision
+from .report import Reporter, fmt_dims, precision
 
 # <data> attributes that hold an element type on the ops that have them
 # (Convert, ShapeOf, NonZero, TopK, NonMaxSuppression, RandomUniform, ...).
@@ -56,8 +56,10 @@ def _type_or_none(text: str) -> ElementType | None:
 
 def check_tensors(layer: Layer, scope: str, rep: Reporter) -> None:
     """Type, dim, shape-attribute and Const rules for one layer."""
-    for kind, port in iter_ports(layer):
-        _check_port(layer, kind, port, scope, rep)
+    for port in layer.inputs:
+        _check_port(layer, "input", port, scope, rep)
+    for port in layer.outputs:
+        _check_port(layer, "output", port, scope, rep)
     for attr in TYPE_ATTRS:
         value = layer.attrs.get(attr)
         if value is not None and _type_or_none(value) is None \

@@ -127,10 +127,16 @@ class _Reader:
             self.problem("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice",
                          layer.line, layer, scope)
             return
-        graph.add_layer(layer)
+        graph.fill_layer(layer)
 
     def edge(self, el: etree._Element, scope: str) -> tuple[int, int, int, int, int] | None:
         """``(from-layer, from-port, to-layer, to-port, line)`` of an ``<edge>``."""
+        get = el.get
+        try:  # the common case in one go (10^5 edges); any problem: said below, one by one
+            return (int(get("from-layer")), int(get("from-port")),
+                    int(get("to-layer")), int(get("to-port")), el.sourceline)
+        except (TypeError, ValueError):
+            pass
         ids = [self.int_attr(el, a, "EDGE_ATTR", scope=scope)
                for a in ("from-layer", "from-port", "to-layer", "to-port")]
         if any(i is None for i in ids):
@@ -149,54 +155,67 @@ class _Reader:
                              f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
                              f"{missing[0]}, which does not exist", line, present, scope=scope)
                 continue
-            graph.connect(src, src_port, dst, dst_port, line=line)
+            graph.fill_edge(src, src_port, dst, dst_port, line=line)
 
-    def stream(self, events: Iterator[tuple[str, etree._Element]]) -> Model:
-        """The model of an IR parsed as a stream of ``start``/``end`` events (lxml's
-        ``iterparse``): each top-level layer and edge is read as soon as it is complete
-        and its elements freed, so the whole tree is never held (for an IR of 10^6
-        layers that tree takes several GB). The same rules as ``model``."""
+    def stream(self, events: Iterator[tuple[str, etree._Element]], *,
+               validating: bool = False) -> Model:
+        """The model of an IR parsed as a stream of ``end`` events for ``<net>``,
+        ``<layer>`` and ``<edge>`` (lxml's ``iterparse`` with that tag filter; every other
+        element is parsed in C without an event): each top-level layer and edge is read as
+        soon as it is complete and its elements freed, so the whole tree is never held (for
+        an IR of 10^6 layers that tree takes several GB). The same rules as ``model``.
+
+        ``validating``: libxml2's validating stream may stop at an error without raising
+        one, so the root's own end event is required (``_EndsEarly`` without it)."""
         model: Model | None = None
         graph = Graph()
         edges: list[tuple[int, int, int, int, int]] = []
-        depth = 0
-        sections: dict[str, etree._Element] = {}  # the first <layers>, <edges> of <net>
-        for event, el in events:
-            if event == "start":
-                depth += 1
-                if depth == 1:
-                    _refuse_doctype(el, self.file)
-                    model = self._net(el)
-                    model.graph = graph
-                    graph.line = el.sourceline
-                elif depth == 2:
-                    sections.setdefault(el.tag, el)
+        root: etree._Element | None = None
+        layers_el: etree._Element | None = None  # the first <layers> and <edges> of <net>
+        edges_el: etree._Element | None = None
+        complete = False
+        for _, el in events:
+            parent = el.getparent()
+            if parent is None:
+                complete = True  # the root's end (a schema error is raised after it)
                 continue
-            depth -= 1
-            if depth == 2:
-                parent = el.getparent()
-                if parent is sections.get("layers") and el.tag == "layer":
-                    self.add_layer(graph, el, "")
-                elif parent is sections.get("edges") and el.tag == "edge":
-                    edge = self.edge(el, "")
-                    if edge is not None:
-                        edges.append(edge)
-                else:
-                    continue  # inside <rt_info> or another section: read with it
-                el.clear()
-                while parent is not None and el.getprevious() is not None:
-                    del parent[0]
-            elif depth == 1:
-                assert model is not None
-                if el.tag == "rt_info":
-                    model.rt_info, model.weights_record = split_record(
-                        [rt_node(c) for c in el])
-                elif el.tag not in ("layers", "edges") and isinstance(el.tag, str):
-                    model.unknown.append(rt_node(el))
-                el.clear()
-        if depth or model is None:
+            if root is None:
+                root = el.getroottree().getroot()
+                _refuse_doctype(root, self.file)
+                model = self._net(root)
+                model.graph = graph
+                graph.line = root.sourceline
+            if el.tag == "layer":
+                if layers_el is None and parent.tag == "layers" and parent.getparent() is root:
+                    layers_el = root.find("layers")
+                if parent is not layers_el:
+                    continue  # a body's layer: read with the layer that owns it
+                self.add_layer(graph, el, "")
+            else:
+                if edges_el is None and parent.tag == "edges" and parent.getparent() is root:
+                    edges_el = root.find("edges")
+                if parent is not edges_el or el.tag != "edge":
+                    continue  # a body's or a back edge: read with its layer
+                edge = self.edge(el, "")
+                if edge is not None:
+                    edges.append(edge)
+            el.clear()
+            while el.getprevious() is not None:
+                del parent[0]  # type: ignore[union-attr]
+        root = getattr(events, "root", None) if root is None else root
+        if root is None or (not complete and (validating or root.tag == "net")):
             raise _EndsEarly()
-        if "layers" not in sections:
+        if model is None:  # no layer or edge at all
+            _refuse_doctype(root, self.file)
+            model = self._net(root)
+            model.graph = graph
+            graph.line = root.sourceline
+        for child in root:
+            if child.tag == "rt_info":
+                model.rt_info, model.weights_record = split_record([rt_node(c) for c in child])
+            elif child.tag not in ("layers", "edges") and isinstance(child.tag, str):
+                model.unknown.append(rt_node(child))
+        if layers_el is None and root.find("layers") is None:
             self.problem("XML_STRUCTURE", "<net> has no <layers>", graph.line)
         self.connect(graph, edges, "")
         return model
@@ -278,9 +297,13 @@ class _Reader:
         for port_el in el:
             if port_el.tag != "port":
                 continue
-            port_id = self.int_attr(port_el, "id", "PORT_ATTR", layer=layer, scope=scope)
-            if port_id is None:
-                continue
+            try:
+                port_id = int(port_el.get("id"))
+            except (TypeError, ValueError):  # said by int_attr
+                read_id = self.int_attr(port_el, "id", "PORT_ATTR", layer=layer, scope=scope)
+                if read_id is None:
+                    continue
+                port_id = read_id
             found: dict[str, Any] = {}  # the Port is made at the end, of what was read
             extra = {}
             for key, value in port_el.attrib.items():
@@ -299,10 +322,11 @@ class _Reader:
             dims = []
             for child in port_el:
                 if child.tag == "dim":
-                    text = (child.text or "").strip()
+                    text = child.text or ""
                     try:
-                        dim = int(text)
+                        dim = int(text)  # int() itself takes the whitespace around it
                     except ValueError:
+                        text = text.strip()
                         self.problem("BAD_DIM", f"port {port_id} has dim {text!r}, not an integer",
                                      child.sourceline, layer, scope)
                         dim = -1
@@ -585,12 +609,13 @@ def stream_model(xml_path: str | os.PathLike[str], weights: bytes | mmap.mmap | 
     and oversized files."""
     file = str(xml_path)
     events = etree.iterparse(
-        file, events=("start", "end"), schema=schema, resolve_entities=False,
+        file, events=("end",), tag=("net", "layer", "edge"), schema=schema, resolve_entities=False,
         no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
         remove_comments=True, remove_pis=True)
     try:
         with paused_gc():
-            model = _Reader(file, weights, problems).stream(events)
+            model = _Reader(file, weights, problems).stream(events,
+                                                             validating=schema is not None)
     except (etree.XMLSyntaxError, _EndsEarly) as err:
         if schema is not None:
             raise NeedsTree(str(err)) from None
