@@ -137,7 +137,7 @@ def _check_boundary_layers(graph: Graph, layers: dict[int, Layer], scope: str,
                            rep: Reporter) -> None:
     for node, layer in layers.items():
         if layer.type in SOURCE_TYPES:
-            has_in_edges = any(True for _ in graph.nx.in_edges(node))
+            has_in_edges = bool(graph.nx.pred[node])
             if layer.inputs or has_in_edges:
                 rep.add("PARAMETER_HAS_INPUT", f"a {layer.type} takes no inputs but has "
                         f"{len(layer.inputs)} input port(s)"

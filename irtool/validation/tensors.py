@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..ir.graph import Layer, Port
 from ..ir.serde.xml_reader import MAX_DIM
@@ -21,6 +22,7 @@ CONST_CODES = frozenset({"CONST_DATA", "CONST_OUT_OF_BOUNDS", "CONST_SIZE", "CON
                          "ELEMENT_TYPE", "BAD_DIM"})
 
 
+@lru_cache(maxsize=4096)  # a model repeats a few shapes over and over (10^5 Consts)
 def parse_shape_attr(text: str) -> tuple[tuple[int, ...] | None, str | None]:
     """Strictly parse a ``shape`` attribute: ``(dims, None)`` or ``(None, why)``.
 

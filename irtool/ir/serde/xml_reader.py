@@ -25,6 +25,7 @@ from ...core.bulk import paused_gc
 from ...core.diagnostics import Diagnostic
 from ...core.errors import IRParseError
 from ...core.scopes import body_scope
+from ..edits import EditedDict, EditedList
 from ..graph import (
     BackEdge,
     ConstData,
@@ -239,19 +240,24 @@ class _Reader:
             self.problem("LAYER_ATTR", f"layer id {layer_id} is negative", el.sourceline,
                          scope=scope)
             return None
+        attrib = el.attrib
+        name, op, version = attrib.get("name"), attrib.get("type"), attrib.get("version")
         layer = Layer(
             id=layer_id,
-            name=el.get("name", ""),
-            type=el.get("type", ""),
-            version=el.get("version", ""),
-            extra={k: v for k, v in el.attrib.items() if k not in _LAYER_ATTRS},
+            name=name or "",
+            type=op or "",
+            version=version or "",
+            extra=EditedDict({k: v for k, v in attrib.items() if k not in _LAYER_ATTRS})
+            if len(attrib) > 4 - (name is None) - (op is None) - (version is None)
+            else EditedDict(),  # (the id is there: read above)
             line=el.sourceline,
             has_data=False,
         )
-        for attr in ("name", "type", "version"):
-            if el.get(attr) is None:
-                self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", el.sourceline,
-                             layer, scope)
+        if name is None or op is None or version is None:
+            for attr in ("name", "type", "version"):
+                if attrib.get(attr) is None:
+                    self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute",
+                                 el.sourceline, layer, scope)
         # What the children say is filled in at the end: the layer is being made, no edit.
         found: dict[str, Any] = {}
         port_maps: dict[str, list[PortMapEntry]] = {}
@@ -264,7 +270,7 @@ class _Reader:
                 continue
             order.append(tag)
             if tag == "data":
-                found["attrs"] = dict(child.attrib)
+                found["attrs"] = EditedDict(child.attrib)
                 found["has_data"] = True
             elif tag == "input":
                 found["inputs"] = self.ports(child, layer, scope)
@@ -293,7 +299,7 @@ class _Reader:
         return layer
 
     def ports(self, el: etree._Element, layer: Layer, scope: str) -> list[Port]:
-        ports = []
+        ports: list[Port] = EditedList()  # as a Layer stores it: no copy
         for port_el in el:
             if port_el.tag != "port":
                 continue
@@ -305,7 +311,7 @@ class _Reader:
                     continue
                 port_id = read_id
             found: dict[str, Any] = {}  # the Port is made at the end, of what was read
-            extra = {}
+            extra: dict[str, str] = EditedDict()  # as a Port stores it: no copy
             for key, value in port_el.attrib.items():
                 if key == "id":
                     continue
@@ -337,8 +343,9 @@ class _Reader:
                     dims.append(dim)
                 elif child.tag == "rt_info":
                     found["rt_info"] = [rt_node(c) for c in child]
-            ports.append(Port(port_id, dims=tuple(dims), extra=extra, line=port_el.sourceline,
-                              **found))
+            # (list.append: a list being made, no edit to count)
+            list.append(ports, Port(port_id, dims=tuple(dims), extra=extra,
+                                    line=port_el.sourceline, **found))
         return ports
 
     def port_map(self, el: etree._Element, layer: Layer, scope: str) -> list[PortMapEntry]:
