@@ -15,11 +15,14 @@ alone (imports excluded), the median of the repeats. Operations:
 * ``run``: ``irtool.run(xml, {"x": zeros})`` (load, compile the plan, run it).
 
 Prints one table: time (wall and the process's CPU time, steadier on a loaded machine) and
-peak memory per operation and size, and each irtool operation's ratios to ``ov read``.
+peak memory per operation and size, and each irtool operation's ratios to ``ov read``. The
+repeats go in rounds of every operation in turn; ``--ops`` picks some (``ov read`` is always
+measured: the ratios are to it).
 10^6 layers take minutes and several GB per process (OpenVINO's read alone about 100 s and
 5 GB on a 2-core machine), so they run only with ``--million``.
 
     python bench/scale.py [--million] [--sizes 1000,10000] [--repeats N] [--keep DIR]
+                          [--ops validate,load]
 """
 
 from __future__ import annotations
@@ -124,7 +127,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs per measurement below 10^6 layers (10^6: one)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per child")
     parser.add_argument("--keep", metavar="DIR", help="write the IRs here and keep them")
+    parser.add_argument("--ops", default=",".join(OPS),
+                        help=f"operations, comma separated (default {','.join(OPS)})")
     args = parser.parse_args(argv)
+    ops = [op.strip() for op in args.ops.split(",") if op.strip()]
+    unknown = sorted(set(ops) - set(OPS))
+    if unknown:
+        parser.error(f"unknown operation(s) {', '.join(unknown)}: choose from {', '.join(OPS)}")
+    if "ov read" not in ops:
+        ops.insert(0, "ov read")  # every ratio is to it
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
     if args.million and 1_000_000 not in sizes:
         sizes.append(1_000_000)
@@ -139,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         adds = write_chain(xml, size)
         repeats = 1 if size >= 1_000_000 else max(1, args.repeats)
         ov: dict = {}
-        for op in OPS:
-            runs = [measure(op, xml, args.timeout) for _ in range(repeats)]
+        # Rounds of every operation in turn, so that a noisy stretch of a shared machine
+        # falls on all of them alike.
+        rounds = [{op: measure(op, xml, args.timeout) for op in ops} for _ in range(repeats)]
+        for op in ops:
+            runs = [r[op] for r in rounds]
             failed = next((r for r in runs if "error" in r), None)
             if failed is not None:
                 print(f"{size:>9,} {op:<9} {failed['error']}")
@@ -152,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                 ov = {"seconds": seconds, "cpu": cpu, "peak": peak}
                 ratio = ""
             else:
-                ratio = (f"{seconds / ov['seconds']:>9.1f} {cpu / ov['cpu']:>9.1f} "
-                         f"{peak / ov['peak']:>11.1f}" if ov else "")
+                ratio = (f"{seconds / ov['seconds']:>9.2f} {cpu / ov['cpu']:>9.2f} "
+                         f"{peak / ov['peak']:>11.2f}" if ov else "")
             if op == "run" and runs[0]["out"] != [[float(adds)] * 4]:
                 wrong = True
                 ratio += "  WRONG OUTPUT"

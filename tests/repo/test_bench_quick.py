@@ -78,6 +78,11 @@ def test_scale_bench_runs_small() -> None:
     assert [(r[0], " ".join(r[1:3]) if r[1] == "ov" else r[1]) for r in rows] == [
         ("300", "ov read"), ("300", "validate"), ("300", "load"), ("300", "run")]
     assert "WRONG" not in proc.stdout
+    picked = subprocess.run([sys.executable, str(REPO / "bench" / "scale.py"), "--sizes", "300",
+                             "--repeats", "1", "--ops", "validate"], capture_output=True,
+                            text=True, timeout=300)
+    assert picked.returncode == 0, picked.stdout + picked.stderr
+    assert [line.split()[1] for line in picked.stdout.splitlines()[1:]] == ["ov", "validate"]
 
 
 def test_fake_quantize_bench_small() -> None:
