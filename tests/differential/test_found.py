@@ -15,12 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import openvino as ov
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 from support.compare import assert_same
 from support.conversion import run_onnxruntime
+from support.quirks import QuirkRecorder
 
 import irtool
 from irtool.engines.isolate import Isolated
@@ -437,6 +439,45 @@ def test_openvino_and_a_scan_of_unread_constant_states(tmp_path: Path) -> None:
     sources = [body.layer(body.source(e.from_layer, body.layer(e.from_layer).inputs[0].id)[0])
                for e in scan.back_edges]
     assert sorted(layer.type for layer in sources) == ["Add", "Identity"]
+
+
+def _scan_of_states_taking_the_row(direction: int) -> onnx.ModelProto:
+    """``bench/differential.py --seed 107 --case 35`` cut down: a Scan over x's rows (walked
+    back when ``direction`` is 1) whose two states both take the row (``a' = row, b' =
+    row``) and whose scan output is ``a`` before the step: the previous row."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["row"], ["a2"]), h.make_node("Identity", ["row"], ["b2"]),
+         h.make_node("Identity", ["a"], ["seen"])], "body",
+        [vi("a", T.FLOAT, [2]), vi("b", T.FLOAT, [2]), vi("row", T.FLOAT, [2])],
+        [vi("a2", T.FLOAT, [2]), vi("b2", T.FLOAT, [2]), vi("seen", T.FLOAT, [2])])
+    return _model([h.make_node("Scan", ["a0", "a0", "x"], ["a", "b", "seen"], body=body,
+                               num_scan_inputs=1, scan_input_directions=[direction])],
+                  [vi("a0", T.FLOAT, [2]), vi("x", T.FLOAT, [4, 2])],
+                  [vi("a", T.FLOAT, [2]), vi("b", T.FLOAT, [2]), vi("seen", T.FLOAT, [4, 2])],
+                  opset=19)
+
+
+@pytest.mark.parametrize("direction", [0, 1], ids=["forward", "reverse"])
+def test_openvino_and_a_scan_state_that_takes_its_row(direction: int, tmp_path: Path,
+                                                      openvino_quirk: QuirkRecorder) -> None:
+    """OpenVINO's CPU plugin gave a state whose next value is the row (through the in-place
+    Squeeze of the sliced input) the *next* row: it writes the next slice into that memory
+    before it copies the back edge. irtool's IR now copies there with ``Maximum(row, row)``
+    (``passes/identity.py``). OpenVINO's own conversion of the ONNX model shows the quirk
+    too (recorded, not required)."""
+    model = _scan_of_states_taking_the_row(direction)
+    feed = {"a0": np.array([9, 9], np.float32),
+            "x": np.arange(8, dtype=np.float32).reshape(4, 2)}
+    expected = run_onnxruntime(model, feed)
+    rows = feed["x"][::-1] if direction else feed["x"]
+    assert expected["seen"].tolist() == [[9, 9], *rows[:3].tolist()]
+    assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
+    onnx.save(model, tmp_path / "model.onnx")
+    own = ov.Core().compile_model(str(tmp_path / "model.onnx"), "CPU")
+    seen = next(own(feed)[o] for o in own.outputs if "seen" in o.get_names())
+    shifted = [[9, 9], *rows[1:].tolist()]
+    openvino_quirk("scan-state-takes-the-next-row", reproduced=seen.tolist() == shifted,
+                   behaves=np.array_equal(seen, expected["seen"]), answer=str(seen.tolist()))
 
 
 # -- open ----------------------------------------------------------------------------------------
