@@ -10,7 +10,14 @@ what a CI job pays), the ways interleaved over ``--repeats`` rounds, medians:
 * ``irtool --jobs 1`` / ``--jobs 2``: ``irtool validate DIR -q --jobs N`` (1: in this
   process; 2: two worker processes);
 * ``dask 1 worker`` / ``dask 2 workers``: ``irtool validate DIR -q --scheduler ADDR`` on a
-  LocalCluster started before the round (its start-up not timed), workers of one thread.
+  LocalCluster started before the rounds (its start-up not timed, nor the first run on it,
+  which starts each Dask worker's own worker process): worker processes (each with its
+  nanny) of one thread each, so that a Dask worker is what a ``--jobs`` worker is here.
+
+irtool's modules are compiled to bytecode first (``compileall``), as an installed package
+has them: with ``PYTHONDONTWRITEBYTECODE`` set, a source checkout would otherwise compile
+them again in every process (0.2-0.4 s each, parent and workers), which OpenVINO's
+installed wheel never pays.
 
 Every irtool run must find the corpus clean (exit 0; the corpus is IR OpenVINO wrote and
 reads). Targets: ``--jobs 2`` no slower than OpenVINO's read_model; 2 Dask workers at least
@@ -23,6 +30,8 @@ shows what it costs on a busy machine, where wall times stretch.
 from __future__ import annotations
 
 import argparse
+import compileall
+import logging
 import os
 import resource
 import statistics
@@ -76,6 +85,10 @@ def main() -> int:
     files = sorted(str(p) for p in root.glob("*/model.xml"))
     if not files:
         raise SystemExit(f"no corpus in {root}: python -m irtool.tools.corpus --build")
+    import irtool
+
+    compileall.compile_dir(Path(irtool.__file__).parent, quiet=1)
+    load_before = os.getloadavg()[0]
     ways: dict[str, Callable[[], list[str]]] = {
         "openvino read_model": lambda: [sys.executable, "-c", OV_READ, *files],
         "irtool --jobs 1": lambda: [*irtool_command(), "validate", str(root), "-q"],
@@ -88,11 +101,12 @@ def main() -> int:
 
         for n in (1, 2):
             clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=None, silence_logs=logging.ERROR)
             name = f"dask {n} worker{'s' * (n > 1)}"
             address = clusters[n].scheduler_address
             ways[name] = lambda a=address: [*irtool_command(), "validate", str(root), "-q",
                                             "--scheduler", a]
+            timed(ways[name]())  # warm: each Dask worker starts its worker process
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     try:
         for _ in range(args.repeats):
@@ -103,7 +117,8 @@ def main() -> int:
             cluster.close()
     load = os.getloadavg()[0]
     print(f"{len(files)} IR files of {root.name}; {args.repeats} interleaved rounds; load "
-          f"average at the end {load:.2f} on {os.cpu_count()} cores\n")
+          f"average {load_before:.2f} at the start, {load:.2f} at the end, on "
+          f"{os.cpu_count()} cores\n")
     print("| way | wall median s | wall min s | files/s (median) | CPU median s |")
     print("|---|---|---|---|---|")
     medians = {}

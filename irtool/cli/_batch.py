@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,14 +100,24 @@ def report_format(args: argparse.Namespace, resumed: str) -> str:
 def early_workers(args: argparse.Namespace) -> contextlib.AbstractContextManager[Pool | None]:
     """The worker processes ``--jobs`` / ``--model-timeout`` ask for, started at once so
     that they load while the models are looked for (``run_models(pool=)``), stopped at
-    the end of the block; None when the models are done in this process or on Dask."""
+    the end of the block; None when the models are done in this process or on Dask (whose
+    client library, most of a second to import, is then imported meanwhile)."""
     from ..tools.batch import early_pool
 
-    if args.scheduler is not None or args.jobs < 1 or (
-            args.model_timeout is not None and args.model_timeout <= 0):
+    if args.scheduler is not None:
+        threading.Thread(target=_import_quietly, args=("distributed",), daemon=True,
+                         name="import distributed").start()
+        return contextlib.nullcontext()
+    if args.jobs < 1 or (args.model_timeout is not None and args.model_timeout <= 0):
         return contextlib.nullcontext()  # run_models says what is wrong, if anything
     pool = early_pool(WORKER, jobs=args.jobs, timeout=args.model_timeout)
     return contextlib.nullcontext() if pool is None else pool
+
+
+def _import_quietly(name: str) -> None:
+    """Import ``name`` ahead of its use; a failure is left for that use to report."""
+    with contextlib.suppress(Exception):
+        importlib.import_module(name)
 
 
 def run_models(args: argparse.Namespace, command: str, found: Expanded,
