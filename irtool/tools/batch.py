@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.bulk import collect_if_due
 from ..core.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # the worker pool loads only for a batch that uses workers
@@ -172,4 +173,5 @@ def timed(task: Task, work: Callable[[], tuple[list[Diagnostic], dict[str, Any]]
     else:
         row = Row(task.path, task.command, "done", diagnostics, details=details)
     row.seconds = time.perf_counter() - started
+    collect_if_due()  # the model is garbage now; models read one after another pile up
     return row

@@ -7,9 +7,7 @@ the IR reader cannot make sense of becomes a diagnostic (``XML_STRUCTURE``,
 the schema finds something, the model read may break an identity constraint
 (``_breaks_identity``), or the .bin cannot be opened, is the file read a second time, as a
 whole tree against the whole schema, so that every schema error is reported with the
-layer it is in. A file under ``xml_reader.HEAD_BYTES`` (most IR: the weights are in the
-.bin) is held whole after its head is read, so its first pass is made on its tree, with the
-same outcome (``_read_whole``). A file that cannot be read at all (``FILE_UNREADABLE``), that is not
+layer it is in. A file that cannot be read at all (``FILE_UNREADABLE``), that is not
 XML (``XML_MALFORMED``) or declares a DTD (``XML_DTD``) ends here, without a model.
 """
 
@@ -19,8 +17,6 @@ import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from lxml import etree
 
 from ..core.diagnostics import Diagnostic
 from ..core.errors import IRParseError
@@ -64,14 +60,11 @@ def read(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) 
                                                     err.line)])
     version = xml_reader.ir_version(head)
     schema, why = load_stream_schema(version if version in (10, 11) else 11)
-    whole = head if len(head) < xml_reader.HEAD_BYTES else None  # the whole file
     del head
     try:
         weights = xml_reader.open_weights(path, bin_path)
     except IRParseError:
         return _read_tree(path, bin_path)
-    if whole is not None and schema is not None:
-        return _read_whole(path, bin_path, whole, weights, schema)
     problems: list[Diagnostic] = []
     try:
         model = xml_reader.stream_model(path, weights, problems=problems, schema=schema)
@@ -109,30 +102,6 @@ def _breaks_identity(model: Model, problems: list[Diagnostic]) -> bool:
     return False
 
 
-def _read_whole(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None,
-                data: bytes, weights: bytes | mmap.mmap | None, schema: etree.XMLSchema
-                ) -> Read:
-    """The streamed read of a file whose bytes ``read_head`` already holds in full (under
-    ``xml_reader.HEAD_BYTES``), done on its tree: libxml2 builds a small tree in C faster
-    than the stream hands its events to Python one by one, and the file is not read
-    again. The same steps and outcome: checked against the stream's ``schema``, the model
-    read leniently, and the whole schema's located diagnostics when that finds something
-    or the model may break an identity constraint. A file that does not parse takes
-    ``_read_tree``, whose diagnostics those are."""
-    file = str(path)
-    try:
-        root = xml_reader.parse_xml(data, file)
-    except IRParseError:  # HeadError too
-        return _read_tree(path, bin_path)
-    if not schema.validate(root):
-        return _from_tree(root, path, bin_path)
-    problems: list[Diagnostic] = []
-    model = xml_reader.model_from_xml(root, weights, file=file, problems=problems)
-    if _breaks_identity(model, problems):
-        return _from_tree(root, path, bin_path)
-    return Read(model, _size(weights), [], problems)
-
-
 def _read_tree(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) -> Read:
     """``read`` on the whole XML tree at once (every schema error located)."""
     file = str(path)
@@ -150,13 +119,6 @@ def _read_tree(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | 
         return Read(None, diagnostics=[file_problem("XML_MALFORMED", err.message, file,
                                                     err.line)])
     del data
-    return _from_tree(root, path, bin_path)
-
-
-def _from_tree(root: etree._Element, path: str | os.PathLike[str],
-               bin_path: str | os.PathLike[str] | None) -> Read:
-    """``_read_tree`` once the file is parsed: the whole schema's diagnostics, the model."""
-    file = str(path)
     try:
         version = int(root.get("version", "11"))
     except ValueError:

@@ -562,9 +562,7 @@ class NeedsTree(Exception):
     problem with its place."""
 
 
-HEAD_BYTES = 1 << 20
-"""How much of an IR file ``read_head`` reads at first: a file shorter than that is read
-whole."""
+_HEAD_BYTES = 1 << 20
 _VERSION = re.compile(rb"<net\b[^>]*?\bversion\s*=\s*[\"'](\d+)[\"']")
 
 
@@ -591,7 +589,7 @@ def read_head(xml_path: str | os.PathLike[str]) -> bytes:
             if size > MAX_XML_BYTES:
                 raise HeadError("size", f"XML is {size} bytes, over the {MAX_XML_BYTES} "
                                 "limit", file=file)
-            head = f.read(HEAD_BYTES)
+            head = f.read(_HEAD_BYTES)
             if b"<net" not in head or head.startswith(tuple(b for b, _ in _WIDE_BOMS)):
                 head += f.read()
     except OSError as err:
