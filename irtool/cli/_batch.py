@@ -14,9 +14,12 @@ one model of any of the three commands.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +29,7 @@ from ..core.errors import IRToolError, UsageError
 
 if TYPE_CHECKING:  # imported where used: the parser is built on every start of irtool
     from ..core.paths import Expanded
+    from ..core.workers import Pool
     from ..tools.batch import Row, Task
 
 log = logging.getLogger("irtool")
@@ -93,12 +97,36 @@ def report_format(args: argparse.Namespace, resumed: str) -> str:
     return BY_SUFFIX.get(Path(target).suffix.lower(), "text") if target else "text"
 
 
+def early_workers(args: argparse.Namespace) -> contextlib.AbstractContextManager[Pool | None]:
+    """The worker processes ``--jobs`` / ``--model-timeout`` ask for, started at once so
+    that they load while the models are looked for (``run_models(pool=)``), stopped at
+    the end of the block; None when the models are done in this process or on Dask (whose
+    client library, most of a second to import, is then imported meanwhile)."""
+    from ..tools.batch import early_pool
+
+    if args.scheduler is not None:
+        threading.Thread(target=_import_quietly, args=("distributed",), daemon=True,
+                         name="import distributed").start()
+        return contextlib.nullcontext()
+    if args.jobs < 1 or (args.model_timeout is not None and args.model_timeout <= 0):
+        return contextlib.nullcontext()  # run_models says what is wrong, if anything
+    pool = early_pool(WORKER, jobs=args.jobs, timeout=args.model_timeout)
+    return contextlib.nullcontext() if pool is None else pool
+
+
+def _import_quietly(name: str) -> None:
+    """Import ``name`` ahead of its use; a failure is left for that use to report."""
+    with contextlib.suppress(Exception):
+        importlib.import_module(name)
+
+
 def run_models(args: argparse.Namespace, command: str, found: Expanded,
                options: dict[str, Any], *, strict: bool = False,
-               baseline: str | None = None, write_baseline: str | None = None) -> int:
+               baseline: str | None = None, write_baseline: str | None = None,
+               pool: Pool | None = None) -> int:
     """Every model of ``found`` through ``command``, the report written as rows come;
     0 when every model passes, 1 otherwise (``UsageError`` before any work for options
-    that cannot go together)."""
+    that cannot go together). ``pool``: the workers ``early_workers`` started."""
     from .. import __version__
     from ..tools.baseline import Baseline, BaselineError
     from ..tools.batch import Task, run_tasks
@@ -143,7 +171,7 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
 
     done = {key(r.file) for r in earlier_rows}
     tasks = [Task(command, f.path, f.name, options) for f in found.found
-             if key(f.path) not in done]
+             if not done or key(f.path) not in done]
     if earlier_rows:
         log.info("resuming %s: %d model(s) done, %d to do", args.resume,
                  len(found.found) - len(tasks), len(tasks))
@@ -175,7 +203,7 @@ def run_models(args: argparse.Namespace, command: str, found: Expanded,
                         timeout=args.model_timeout)
         else:
             run_tasks(tasks, handle, on_row, worker=WORKER, jobs=args.jobs,
-                      timeout=args.model_timeout)
+                      timeout=args.model_timeout, pool=pool)
     except BaseException:  # interrupted: the report holds what finished, for --resume
         writer.close(order)
         raise

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..core.errors import UsageError
-from ._batch import add_options, found_models, one_format, run_models
+from ._batch import add_options, early_workers, found_models, one_format, run_models
 from ._common import extension_option
 
 
@@ -74,11 +74,13 @@ def _validate(args: argparse.Namespace) -> int:
     if args.baseline and args.write_baseline:
         raise UsageError("--baseline and --write-baseline: give one (a new baseline "
                          "records every finding)")
-    found = found_models(args.files, "ir", only_models=args.only_ir)
-    if not found.found:  # --only-ir, and nothing named is IR
-        if not args.quiet:
-            print("irtool validate: no IR file to validate", file=sys.stderr)
-        return 0
-    options = {"openvino": args.openvino, "extensions": list(args.extension)}
-    return run_models(args, "validate", found, options, strict=args.strict,
-                      baseline=args.baseline, write_baseline=args.write_baseline)
+    with early_workers(args) as pool:  # they load while the folders are searched
+        found = found_models(args.files, "ir", only_models=args.only_ir)
+        if not found.found:  # --only-ir, and nothing named is IR
+            if not args.quiet:
+                print("irtool validate: no IR file to validate", file=sys.stderr)
+            return 0
+        options = {"openvino": args.openvino, "extensions": list(args.extension)}
+        return run_models(args, "validate", found, options, strict=args.strict,
+                          baseline=args.baseline, write_baseline=args.write_baseline,
+                          pool=pool)

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .sniff import file_kind, xml_root
+from .sniff import file_kind, read_head, xml_root
 
 SUFFIXES = {"ir": ".xml", "onnx": ".onnx"}
 """The suffix of each kind of model a folder or glob is searched for."""
@@ -56,11 +56,12 @@ def is_model(path: str, kind: str) -> str | None:
     """None when ``path`` is a model of ``kind`` (``"ir"``, ``"onnx"``); else why not."""
     if not path.lower().endswith(SUFFIXES[kind]):
         return f"not a {SUFFIXES[kind]} file"
-    found = file_kind(path)
+    head = read_head(path)  # one read for both questions
+    found = file_kind(path, head)
     if kind == "ir":
         if found != "ir":
             return "not XML" if found is None else f"holds {found}, not IR"
-        root = xml_root(path)
+        root = xml_root(path, head)
         return None if root == "net" else f"XML, but not IR (its root element is <{root}>)"
     return None if found == kind else f"holds {found or 'something else'}, not {kind}"
 
@@ -117,9 +118,10 @@ def _walk(folder: str) -> Iterator[tuple[str, str]]:
     """Every file under ``folder`` (hidden folders left out), sorted, with its name inside."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        inside = os.path.relpath(root, folder).replace(os.sep, "/")  # once per folder
+        prefix = "" if inside == "." else inside + "/"
         for name in sorted(files):
-            path = os.path.join(root, name)
-            yield path, os.path.relpath(path, folder).replace(os.sep, "/")
+            yield os.path.join(root, name), prefix + name
 
 
 def _matches(pattern: str) -> Iterator[tuple[str, str]]:

@@ -39,13 +39,33 @@ _DO_INPUTS = {
 }
 
 
-def file_kind(path: PathLike) -> str | None:
-    """``"ir"``, ``"onnx"``, ``"npz"``, ``"npy"``, or None (unknown, or unreadable)."""
+_HEAD = 4096
+"""How much of a file tells its kind and, for XML, its root element."""
+
+
+def read_head(path: PathLike) -> bytes | None:
+    """The first bytes of ``path`` that ``file_kind`` and ``xml_root`` look at (None:
+    unreadable), for a caller asking both of one file."""
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
+            return f.read(_HEAD)
     except OSError:
         return None
+
+
+def file_kind(path: PathLike, head: bytes | None = b"") -> str | None:
+    """``"ir"``, ``"onnx"``, ``"npz"``, ``"npy"``, or None (unknown, or unreadable).
+    ``head``: the file's ``read_head``, when the caller has it (not given, or empty: read
+    here; an empty file reads as empty again)."""
+    if head == b"":
+        try:
+            with open(path, "rb") as f:
+                head = f.read(64)
+        except OSError:
+            return None
+    if head is None:
+        return None
+    head = head[:64]
     if head.startswith(b"\x93NUMPY"):
         return "npy"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
@@ -62,13 +82,13 @@ _PROLOG = re.compile(rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)", re.DOTALL)
 _TAG = re.compile(rb"\s*<([A-Za-z_][\w.:-]*)")
 
 
-def xml_root(path: PathLike) -> str | None:
+def xml_root(path: PathLike, head: bytes | None = b"") -> str | None:
     """The name of an XML file's root element (``net`` for IR), read from its first 4 KiB
-    past the declaration, comments and a DOCTYPE; None when that does not show one."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
+    past the declaration, comments and a DOCTYPE; None when that does not show one.
+    ``head``: the file's ``read_head``, when the caller has it."""
+    if head == b"":
+        head = read_head(path)
+    if head is None:
         return None
     head = head.removeprefix(b"\xef\xbb\xbf")
     pos = 0

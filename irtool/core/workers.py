@@ -175,16 +175,17 @@ def serve(handle: Callable[[Any], Any], setup: Callable[[], None] | None = None,
     fd = sys.stdin.fileno()
     while True:
         try:
-            timeout, job = _read(fd)
+            timeout, jobs = _read(fd)  # a chunk: one or more jobs, answered one by one
         except EOFError:
             return 0
-        _backstop(timeout)
-        try:
-            reply = ("ok", handle(job))
-        except Exception as err:  # the parent reports it as this job's failure
-            reply = ("error", describe(err))
-        _backstop(None)
-        _write(out, reply)
+        for job in jobs:
+            _backstop(timeout)
+            try:
+                reply = ("ok", handle(job))
+            except Exception as err:  # the parent reports it as this job's failure
+                reply = ("error", describe(err))
+            _backstop(None)
+            _write(out, reply)
 
 
 # -- the parent's side ----------------------------------------------------------------------
@@ -275,18 +276,35 @@ class _Worker:
             os.close(lifeline)
         self.buffer = b""
         self.ready = False
-        self.job: int | None = None  # the index of the job it is on
+        self.jobs: list[int] = []  # the indices of the jobs sent and not answered, in order
         self.done = 0
         self.deadline = time.monotonic() + START_TIMEOUT_S
+        self.since = 0.0  # when the job it is on began (it was sent, or the last answered)
 
-    def send(self, index: int, job: Any, timeout: float) -> None:
+    @property
+    def job(self) -> int | None:
+        """The index of the job it is on (the first one not answered), None when idle."""
+        return self.jobs[0] if self.jobs else None
+
+    def send(self, indices: list[int], jobs: list[Any], timeout: float) -> None:
+        """A chunk of jobs, in one message; each is answered (and timed) on its own."""
         assert self.proc.stdin is not None
-        self.job = index
-        self.deadline = time.monotonic() + timeout
+        self.jobs = list(indices)
+        self.since = time.monotonic()
+        self.deadline = self.since + timeout
         # A worker that died meanwhile shows as end-of-file on its stdout; the pool
-        # then deals with the job it was given.
+        # then deals with the jobs it was given.
         with contextlib.suppress(BrokenPipeError, OSError):
-            _write(self.proc.stdin, (timeout, job))
+            _write(self.proc.stdin, (timeout, jobs))
+
+    def answered(self, timeout: float) -> tuple[int, float]:
+        """The job it was on is answered: its index and how long it took; the next one's
+        time limit starts now."""
+        now = time.monotonic()
+        index, took = self.jobs.pop(0), now - self.since
+        self.since, self.deadline = now, now + timeout
+        self.done += 1
+        return index, took
 
     def replies(self) -> list[Any]:
         """The complete replies available now; EOFError when the worker is gone."""
@@ -355,12 +373,21 @@ class Pool:
     died is tried; ``jobs_per_worker``: a worker is replaced after this many jobs, so
     that what a library caches per job cannot pile up. Workers are kept between
     ``run`` calls until ``close``.
+
+    ``chunk_seconds``: jobs go to a worker in chunks of about this much work (by the time
+    the jobs of this run have taken so far; fewer as the last ones are given out, so that
+    no worker is left idle at the end), one message each way per chunk instead of per
+    job: jobs of a few milliseconds spent more in the round trip and the parent than in
+    the worker. Each job of a chunk is still answered, timed and failed on its own: the
+    worker answers them one by one, the time limit is per job, and a crash or a time-out
+    is the job the worker was on (the chunk's jobs not answered yet go to another
+    worker; a job that crashed one is tried again alone). None: one job at a time.
     """
 
     def __init__(self, module: str, args: Sequence[str] = (), *, workers: int = 1,
                  timeout: float = 600.0, attempts: int = 1, jobs_per_worker: int | None = None,
                  env: Mapping[str, str] | None = None, name: str = "workers",
-                 bare_package: bool = False) -> None:
+                 bare_package: bool = False, chunk_seconds: float | None = None) -> None:
         # bare_package: the module's package is not initialised (see _BARE).
         self.command = [sys.executable, *(("-c", _BARE) if bare_package else ("-m",)), module,
                         *args]
@@ -368,6 +395,7 @@ class Pool:
         self.timeout = timeout
         self.attempts = max(1, attempts)
         self.jobs_per_worker = jobs_per_worker
+        self.chunk_seconds = chunk_seconds
         self.env = {**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})}
         self.name = name
         self._pool: list[_Worker] = []
@@ -395,6 +423,7 @@ class Pool:
         crashes = [0] * len(jobs)
         failed_starts: list[str] = []
         sel = selectors.DefaultSelector()
+        timed = [0, 0.0]  # jobs answered in this run, and the seconds they took
 
         def record(index: int, status: str, value: Any = None, reason: str = "",
                    returncode: int | None = None) -> None:
@@ -415,11 +444,26 @@ class Pool:
             if len(failed_starts) > _FAILED_STARTS_ALLOWED:
                 raise RuntimeError(f"{self.name} failed to start: " + "; ".join(failed_starts))
 
+        def chunk_size(worker: _Worker) -> int:
+            # A job that crashed a worker is next in line (``todo.append``) and goes alone.
+            if self.chunk_seconds is None or not timed[0] or crashes[todo[-1]]:
+                return 1  # (nor is there any time to go by before the first answer)
+            by_time = int(self.chunk_seconds * timed[0] / max(timed[1], 1e-9))
+            by_balance = len(todo) // (2 * self.workers)  # guided: smaller towards the end
+            size = max(1, min(by_time, by_balance))
+            if self.jobs_per_worker is not None:
+                size = min(size, self.jobs_per_worker - worker.done)
+            return size
+
         def feed(worker: _Worker) -> None:
-            worker.job = None
+            worker.jobs = []
             if todo and (self.jobs_per_worker is None or worker.done < self.jobs_per_worker):
-                index = todo.pop()
-                worker.send(index, jobs[index], timeout)
+                indices = [todo.pop() for _ in range(min(chunk_size(worker), len(todo)))]
+                worker.send(indices, [jobs[i] for i in indices], timeout)
+
+        def give_back(indices: list[int]) -> None:
+            """Jobs sent to a worker that is gone, not answered: next in line, in order."""
+            todo.extend(reversed(indices))
 
         for worker in self._pool:  # kept from an earlier run
             sel.register(worker.proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
@@ -441,10 +485,13 @@ class Pool:
                         if not worker.ready:
                             failed_start(worker, "a worker exited while starting")
                             continue
-                        job, rc = worker.job, retire(worker)
-                        if job is not None:
-                            # Some crashes are intermittent: a job counts as a crash only if
-                            # it crashes on every attempt.
+                        sent, rc = worker.jobs, retire(worker)
+                        if sent:
+                            # The job it was on crashed it; the rest of its chunk is given
+                            # to the next worker. Some crashes are intermittent: a job
+                            # counts as a crash only if it crashes on every attempt.
+                            job = sent[0]
+                            give_back(sent[1:])
                             crashes[job] += 1
                             if crashes[job] < self.attempts:
                                 todo.append(job)
@@ -455,10 +502,13 @@ class Pool:
                         if kind == "ready":
                             worker.ready = True
                         elif worker.job is not None:
-                            worker.done += 1
-                            record(worker.job, kind, payload if kind == "ok" else None,
+                            index, took = worker.answered(timeout)
+                            timed[0] += 1
+                            timed[1] += took
+                            record(index, kind, payload if kind == "ok" else None,
                                    payload if kind == "error" else "")
-                        feed(worker)
+                        if worker.job is None:
+                            feed(worker)
                     if worker.ready and worker.job is None and self.jobs_per_worker \
                             is not None and worker.done >= self.jobs_per_worker:
                         retire(worker)  # a fresh one takes over what is left
@@ -470,9 +520,10 @@ class Pool:
                         failed_start(worker, f"a worker did not start within "
                                              f"{START_TIMEOUT_S:g} s")
                         continue
-                    job = worker.job
+                    sent = worker.jobs
                     retire(worker)
-                    record(job, "timeout", reason=f"no result within {timeout:g} s")  # type: ignore[arg-type]
+                    give_back(sent[1:])
+                    record(sent[0], "timeout", reason=f"no result within {timeout:g} s")
         finally:
             sel.close()
         return outcomes

@@ -674,6 +674,8 @@ def legacy_output_name(layer: Layer, port: Port) -> str:
 
 def split_names(text: str) -> tuple[str, ...]:
     """Split an IR ``names`` attribute: comma separated, ``\\,`` escapes a comma."""
+    if "\\" not in text:  # no escape: str.split does it (a tensor's names are read per port)
+        return tuple(n for n in text.split(",") if n)
     out, cur, i = [], [], 0
     while i < len(text):
         ch = text[i]

@@ -8,7 +8,8 @@ stream:
 
 - in this process, one after the other (``jobs=1``, no time limit): what a pre-commit
   hook validating three files wants, no worker to start;
-- in worker processes of ``irtool.core.workers`` (``jobs=N``, or a time limit): a model
+- in worker processes of ``irtool.core.workers`` (``jobs=N``, or a time limit), sent in
+  chunks of about ``CHUNK_SECONDS`` of work, each model answered on its own: a model
   that crashes its worker (a segfault, an abort) is tried once more on a fresh worker,
   then is a row with ``MODEL_CRASHED``; one past ``timeout`` has its worker killed and is
   a row with ``MODEL_TIMEOUT``; the others go on;
@@ -27,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.bulk import collect_if_due
 from ..core.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # the worker pool loads only for a batch that uses workers
@@ -47,6 +49,11 @@ BATCH_CODES: dict[str, tuple[str, str]] = {
 }
 """Code -> (severity, meaning) of the rows' findings that are not the validator's
 (``irtool.validation.codes.RULES`` has those)."""
+
+CHUNK_SECONDS = 0.2
+"""About how much work goes to a worker process in one message (``core.workers.Pool``:
+each model is still answered, timed and failed on its own). Validating a small IR takes
+a few milliseconds, as long as a job's round trip through the parent did."""
 
 ATTEMPTS = 2
 """How often a model whose worker died is tried (on a fresh worker) before its row says
@@ -115,19 +122,34 @@ def row_of(task: Task, outcome: Outcome) -> Row:
 
 
 def run_tasks(tasks: Sequence[Task], handle: Handler, on_row: Callable[[Row], None], *,
-              worker: str, jobs: int = 1, timeout: float | None = None) -> None:
+              worker: str, jobs: int = 1, timeout: float | None = None,
+              pool: Pool | None = None) -> None:
     """Every task on this machine, each row handed to ``on_row`` as it comes (see the
     module docstring; ``batch_dask.run_on_dask`` does the same on a Dask cluster).
 
     ``handle`` does one task in this process; ``worker`` is the module that serves it in a
-    worker process (``python -m worker``: ``core.workers.serve(handle)``).
+    worker process (``python -m worker``: ``core.workers.serve(handle)``). ``pool``: the
+    workers, started earlier by the caller (``early_pool``), who closes them.
     """
-    if jobs <= 1 and timeout is None:
+    if pool is not None:
+        pool.run(tasks, on_outcome=lambda o: on_row(row_of(o.job, o)))
+    elif jobs <= 1 and timeout is None:
         for task in tasks:
             on_row(handle(task))
     else:
         with worker_pool(worker, jobs=jobs, timeout=timeout) as pool:
             pool.run(tasks, on_outcome=lambda o: on_row(row_of(o.job, o)))
+
+
+def early_pool(worker: str, *, jobs: int, timeout: float | None) -> Pool | None:
+    """The worker processes a batch of ``jobs`` / ``timeout`` will use, started now (not
+    waited for), so that they load what they need while the caller looks for the models;
+    None when the batch runs in this process. The caller closes it."""
+    if jobs <= 1 and timeout is None:
+        return None
+    pool = worker_pool(worker, jobs=jobs, timeout=timeout)
+    pool.start()
+    return pool
 
 
 def worker_pool(worker: str, *, jobs: int, timeout: float | None) -> Pool:
@@ -136,7 +158,8 @@ def worker_pool(worker: str, *, jobs: int, timeout: float | None) -> Pool:
     from ..core.workers import Pool
 
     return Pool(worker, workers=jobs, timeout=timeout if timeout is not None else 86400.0,
-                attempts=ATTEMPTS, name="irtool's batch workers", bare_package=True)
+                attempts=ATTEMPTS, name="irtool's batch workers", bare_package=True,
+                chunk_seconds=CHUNK_SECONDS)
 
 
 def timed(task: Task, work: Callable[[], tuple[list[Diagnostic], dict[str, Any]]]) -> Row:
@@ -150,4 +173,5 @@ def timed(task: Task, work: Callable[[], tuple[list[Diagnostic], dict[str, Any]]
     else:
         row = Row(task.path, task.command, "done", diagnostics, details=details)
     row.seconds = time.perf_counter() - started
+    collect_if_due()  # the model is garbage now; models read one after another pile up
     return row

@@ -11,8 +11,11 @@ that has outlived too many workers (Dask's ``allowed-failures``) comes back as
 ``KilledWorker``, and each of its models gets a ``MODEL_LOST`` row.
 
 Chunks: a Dask task costs milliseconds of scheduling, about what validating a small IR
-does, so models go in chunks of about ``CHUNK_SECONDS`` of work each (``chunk_size``),
-small enough to keep every worker busy to the end.
+does, so models go in chunks of about ``CHUNK_SECONDS`` of work each (``chunks``), smaller
+towards the end (guided: a chunk is at most a quarter of what is left per worker, and at
+least an eighth of ``CHUNK_SECONDS``) so that every worker stays busy to the end. Inside
+its chunk, the Dask worker's own worker process takes the models in chunks too
+(``batch.worker_pool``), each answered on its own.
 
 The Dask workers need irtool (and what the command needs) installed, as the client has.
 """
@@ -26,10 +29,12 @@ from ..core.errors import IRToolError
 from ..core.workers import Pool
 from .batch import Row, Task, failed_row, row_of, worker_pool
 
-CHUNK_SECONDS = 0.5
+CHUNK_SECONDS = 0.25
 """About how long one Dask task should work (models are grouped to that)."""
 
-_SECONDS_PER_MODEL = {"validate": 0.02, "convert": 1.0, "check": 3.0}
+_SECONDS_PER_MODEL = {"validate": 0.004, "convert": 1.0, "check": 3.0}
+"""About what one model costs (validate: 2.5-4 ms for an IR of the OpenVINO-written node
+corpus on this project's 2-core machine)."""
 
 SUBMISSIONS = 3
 """How often a chunk is submitted when its result does not come back (its worker died
@@ -39,12 +44,20 @@ dies while they run."""
 _local = threading.local()
 
 
-def chunk_size(command: str, models: int, workers: int) -> int:
-    """Models per Dask task: about ``CHUNK_SECONDS`` of work, and at least four tasks per
-    worker so that the last ones do not leave the others idle."""
-    by_time = max(1, round(CHUNK_SECONDS / _SECONDS_PER_MODEL.get(command, 1.0)))
-    by_balance = max(1, models // max(1, 4 * workers))
-    return max(1, min(by_time, by_balance))
+def chunks(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+    """The Dask tasks' models, in order: about ``CHUNK_SECONDS`` of work each, and each
+    at most a quarter of what is left per worker (but not under an eighth of that work),
+    so that the last ones are small and do not leave the other workers idle."""
+    if not tasks:
+        return []
+    by_time = max(1, round(CHUNK_SECONDS / _SECONDS_PER_MODEL.get(tasks[0].command, 1.0)))
+    out: list[list[Task]] = []
+    start = 0
+    while start < len(tasks):
+        size = max(1, by_time // 8, min(by_time, (len(tasks) - start) // (4 * max(1, workers))))
+        out.append(list(tasks[start:start + size]))
+        start += size
+    return out
 
 
 def run_chunk(tasks: list[Task], worker: str, timeout: float | None) -> list[Row]:
@@ -73,10 +86,8 @@ def run_on_dask(tasks: Sequence[Task], on_row: Callable[[Row], None], *, worker:
         raise IRToolError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
-        size = chunk_size(tasks[0].command, len(tasks), workers) if tasks else 1
-        chunks = [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
         futures = {client.submit(run_chunk, chunk, worker, timeout, pure=False): (chunk, 1)
-                   for chunk in chunks}
+                   for chunk in chunks(tasks, workers)}
         done = as_completed(list(futures))
         try:
             for future in done:

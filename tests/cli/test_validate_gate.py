@@ -64,6 +64,7 @@ def test_a_glob_is_expanded_by_irtool_and_a_clean_run_exits_zero(zoo: dict[str, 
 def test_usage_errors_exit_two(zoo: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     for args, words in [(["empty"], "no IR file (.xml) in this folder"),
+                        (["empty", "--jobs", "2"], "no IR file"),  # workers started early
                         (["nothing/*.xml"], "matches this pattern"),
                         ([str(zoo["good"]), "--openvino", "1999.1"], "1999.1"),
                         ([str(zoo["good"]), "--json", "--format", "sarif"], "two formats"),

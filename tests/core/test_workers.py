@@ -39,6 +39,28 @@ def test_crashes_hangs_and_errors_are_outcomes() -> None:
         == ("error", "bad input")
 
 
+
+def test_jobs_sent_in_chunks_are_still_answered_timed_and_failed_one_by_one(monkeypatch) -> None:
+    """chunk_seconds: several jobs per message, yet a crash or a hang in the middle of a
+    chunk is that job's outcome only (one attempt: no second chance to blame the right
+    one), and the chunk's other jobs are all done, once."""
+    sent: list[int] = []
+    send = _Worker.send
+    monkeypatch.setattr(_Worker, "send", lambda self, indices, jobs, timeout: (
+        sent.append(len(indices)), send(self, indices, jobs, timeout))[1])
+    jobs = [("double", i) for i in range(60)]
+    jobs[25], jobs[41] = ("crash", 0), ("hang", 0)
+    with Pool("support.toy_worker", workers=2, timeout=3, env=ENV, chunk_seconds=10.0) as pool:
+        outcomes = pool.run(jobs)
+    assert sorted(map(str, (o.job for o in outcomes))) == sorted(map(str, jobs))  # each once
+    by_job = {o.job: o for o in outcomes}
+    assert (by_job[("crash", 0)].status, by_job[("crash", 0)].reason) == ("crash", "SIGSEGV")
+    assert by_job[("hang", 0)].status == "timeout"
+    assert all(by_job[j].value == j[1] * 2 for j in jobs if j[0] == "double")
+    assert max(sent) > 1  # chunks were sent ...
+    assert len(sent) < len(jobs)  # ... fewer messages than jobs, retries included
+
+
 def test_workers_are_kept_between_runs_and_replaced_after_their_quota() -> None:
     with Pool("support.toy_worker", env=ENV) as pool:
         first = pool.call(("pid", 0)).value
@@ -167,7 +189,7 @@ def test_a_worker_ends_a_job_past_its_time_limit_by_itself() -> None:
         while not worker.ready:
             worker.ready = any(kind == "ready" for kind, _ in worker.replies())
         start = time.monotonic()
-        worker.send(0, ("hang", 0), 0.5)
+        worker.send([0], [("hang", 0)], 0.5)
         rc = worker.proc.wait(timeout=BACKSTOP_S + 30)
         assert rc == -signal.SIGALRM
         assert time.monotonic() - start >= BACKSTOP_S
