@@ -110,6 +110,13 @@ LOOP_FACTS_TESTS = ("tests/passes/test_loop_facts.py", "tests/passes/test_vector
 SESSION_TESTS = ("tests/runtime/test_session.py", "tests/frontends/onnx/test_random_ops.py")
 
 
+def _fixtures(*names: str) -> tuple[str, ...]:
+    """The exported-model tests that run ``names`` with irtool's runtime (OpenVINO's runs
+    of the same IR add nothing a converter mutant changes that irtool's would not show)."""
+    return tuple("tests/frontends/onnx/test_exporter_fixtures.py::"
+                 f"test_irtool_runtime_matches_onnxruntime[{name}]" for name in names)
+
+
 @dataclass(frozen=True)
 class Module:
     """A module to mutate and the test files that exercise it."""
@@ -149,9 +156,19 @@ MODULES = (
                                                  "tests/passes/test_pipelines.py",
                                                  "tests/opset/test_low_precision.py",
                                                  "tests/frontends/onnx/test_convert_if.py")),
+    # sequences: its own tests, and the exported models built on Python lists (torch.jit
+    # script: lists grown in a loop, stacked, concatenated ragged, nested), run by irtool
     Module("irtool/frontends/onnx/sequences.py",
-           ("tests/frontends/onnx/test_convert_sequences.py",)),
-    Module("irtool/frontends/onnx/ops/ml_trees.py", ("tests/frontends/onnx/test_onnx_ml.py",)),
+           ("tests/frontends/onnx/test_convert_sequences.py",
+            *_fixtures("ts_greedy_decode_eos_cat", "ts_greedy_decode_stack", "ts_list_stack_rnn",
+                       "ts_map_loop_w16", "ts_nested_lists", "ts_ragged_cat",
+                       "ts_ragged_cat_dynamic"))),
+    # the tree ensembles: the ONNX-ML tests, and the exported LightGBM, XGBoost and
+    # scikit-learn tree models run by irtool
+    Module("irtool/frontends/onnx/ops/ml_trees.py",
+           ("tests/frontends/onnx/test_onnx_ml.py",
+            *_fixtures("lgbm_classifier", "lgbm_regressor", "skl_gradient_boosting_regressor",
+                       "skl_random_forest_classifier", "xgb_classifier", "xgb_regressor"))),
 )
 
 # mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code, but
