@@ -187,10 +187,11 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
         raise ctx.error(f"unknown node mode {int(mode[(mode < 0) | (mode > MEMBER)][0])}")
 
     def target(ids: np.ndarray, leaf: np.ndarray) -> np.ndarray:
-        out = np.where(leaf == 1, ids + inner, ids)
-        if ((out < 0) | (out >= count)).any():
+        # A node's index counts the interior nodes, a leaf's the leaves (onnxruntime
+        # refuses either out of its range: "out-of-range node index").
+        if ((ids < 0) | (ids >= np.where(leaf == 1, leaves, inner))).any():
             raise ctx.error("a child index points past the nodes or leaves")
-        return out
+        return np.where(leaf == 1, ids + inner, ids)
 
     missing = ints(ctx, "nodes_missing_value_tracks_true")
     missing_true = np.zeros(count, bool)
