@@ -5,6 +5,7 @@ cross the graph boundary. Expected values from onnxruntime."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -323,3 +324,187 @@ def test_openvino_reshape_of_an_empty_tensor_to_shapes_of_shapeof(
     assert np.zeros((0, 0), F32).reshape(0, 3).shape == (0, 3)  # the spec's answer
     openvino_quirk("reshape-empty-to-shapeof", behaves=tuple(got) == (0, 3),
                    reproduced=tuple(got) == (0, 0), answer=f"shape {tuple(got)}")
+
+
+def ragged_read_by(readers: list[object], x_decl: list | None = None) -> object:
+    """The ragged list of ``appended_in_loop(["prefix"])`` (pieces X[0:1], X[0:2], ...,
+    [?, 3] to ONNX) read by ``readers`` (nodes reading ``s``, output ``y0``, ``y1``...)."""
+    model = appended_in_loop(["prefix"], 0, 0)
+    graph = model.graph
+    del graph.node[-1], graph.output[:]  # its ConcatFromSequence and output
+    graph.node.extend(readers)  # type: ignore[arg-type]
+    graph.output.extend(vi(f"y{k}", F32, None) for k in range(len(readers)))
+    if x_decl is not None:
+        graph.input[0].CopyFrom(vi("X", F32, x_decl))
+    return model
+
+
+def _reader(op: str, k: int, **attrs: object) -> object:
+    inputs = ["s", "one"] if op == "SequenceAt" else ["s"]
+    return helper.make_node(op, inputs, [f"y{k}"], name=f"r{k}", **attrs)
+
+
+@pytest.mark.parametrize(("readers", "message"), [
+    # every reader that takes the pieces one by one is named, in order
+    ([_reader("SequenceAt", 0), _reader("SequenceAt", 1)],
+     "its elements, of shape [?,3] not known statically, may differ between iterations, and "
+     "r0, r1 reads them one by one (only ConcatFromSequence takes such a list as a tensor)"),
+    # stacked by one reader and concatenated along the ragged axis by another
+    ([_reader("ConcatFromSequence", 0, axis=0, new_axis=1),
+      _reader("ConcatFromSequence", 1, axis=0)],
+     "its elements, of shape [?,3], are concatenated along axes whose length may differ "
+     "between iterations by more than one reader"),
+])
+def test_ragged_list_read_otherwise_names_why(readers: list, message: str) -> None:
+    """A ragged list (pieces of different lengths) that is not only concatenated along its
+    ragged axis has no tensor form: one line naming the readers and the element shape."""
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(ragged_read_by(readers))
+    assert str(err.value) == ("node loop: Loop: the sequence the body grows by "
+                              f"SequenceInsert(s_out) cannot be lowered to a tensor: {message}")
+
+
+@pytest.mark.parametrize(("attrs", "message"), [
+    ({"axis": 2}, "ConcatFromSequence: axis 2 is out of range for elements of rank 2"),
+    ({"axis": -3}, "ConcatFromSequence: axis -3 is out of range for elements of rank 2"),
+    ({}, "ConcatFromSequence: axis None is out of range for elements of rank 2"),
+])
+def test_ragged_list_concatenated_along_no_axis_of_it(attrs: dict, message: str) -> None:
+    """ConcatFromSequence along an axis the elements do not have (or none: ``axis`` is
+    required) is its own error, also when the list is ragged (onnxruntime refuses these
+    models too)."""
+    with pytest.raises(irtool.ConversionError, match=f"node r0: {re.escape(message)}$"):
+        irtool.convert(ragged_read_by([_reader("ConcatFromSequence", 0, **attrs)]))
+
+
+def test_ragged_list_returned_by_an_if_branch_is_named() -> None:
+    """The list grown in a Loop inside an If branch and returned by it: the branch's graph
+    output reads the pieces one by one, and the message says so."""
+    inner = appended_in_loop(["prefix"], 0, 0)
+    nodes = [n for n in inner.graph.node if n.op_type != "ConcatFromSequence"]
+    branch = helper.make_graph(nodes, "then", [], [_seq("s")])
+    other = helper.make_graph([helper.make_node("SequenceEmpty", [], ["e"],
+                                                dtype=TensorProto.FLOAT)], "else", [],
+                              [_seq("e")])
+    model = make_model([const_node("c", True, BOOL),
+                        helper.make_node("If", ["c"], ["t"], then_branch=branch,
+                                         else_branch=other, name="if"),
+                        helper.make_node("ConcatFromSequence", ["t"], ["y"], axis=0)],
+                       [vi("X", F32, [None, 3])], [vi("y", F32, [None, 3])])
+    with pytest.raises(irtool.ConversionError,
+                       match=r"node loop: .* graph output reads them one by one"):
+        irtool.convert(model)
+
+
+def test_ragged_list_concatenated_along_a_negative_axis(tmp_path: Path) -> None:
+    """Axis -2 of [?, 3] pieces is their ragged axis 0: a carried Concat, as for axis 0."""
+    x = np.random.default_rng(4).standard_normal((4, 3)).astype(F32)
+    model = ragged_read_by([_reader("ConcatFromSequence", 0, axis=-2)])
+    model.graph.output[0].CopyFrom(vi("y0", F32, [None, 3]))
+    ir = check_conversion(model, {"X": x}, tmp_path)
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [None]
+
+
+def test_rows_concatenated_along_a_static_axis_of_length_0() -> None:
+    """Pieces X[i:i+1] of an X with 0 columns ([?, 0]) concatenated along axis 1: a static
+    length of 0 is a static length, so the Loop stacks the pieces (a scan output); the
+    values are onnxruntime's [1, 0]. (OpenVINO's CPU plugin mishandles empty pieces, as in
+    ``test_ragged_list_of_empty_rows``: not asked.)"""
+    model = appended_in_loop(["row"], 1, 0)
+    model.graph.input[0].CopyFrom(vi("X", F32, [None, 0]))
+    feeds = {"X": np.zeros((5, 0), F32)}
+    expected = run_onnxruntime(model, feeds)
+    assert expected["cat"].shape == (1, 0)
+    ir = irtool.convert(model)
+    assert_same(irtool.run(ir, feeds), expected, "irtool")
+    (loop,) = loop_layers(ir)
+    assert _output_axes(loop) == [0]
+
+
+def test_elements_of_unknown_rank() -> None:
+    """A sequence of tensors whose rank nothing tells (each reshaped to a shape fed at run
+    time): built, grown, shortened, read by position and counted, as onnxruntime does."""
+    nodes = [*(helper.make_node("Reshape", [n, "shape"], [f"{n}r"]) for n in "abc"),
+             helper.make_node("SequenceConstruct", ["ar", "br"], ["s1"]),
+             helper.make_node("SequenceInsert", ["s1", "cr"], ["s2"]),
+             helper.make_node("SequenceErase", ["s2"], ["s3"]),
+             const_node("one", 1, I64),
+             helper.make_node("SequenceAt", ["s3", "one"], ["second"]),
+             helper.make_node("SequenceLength", ["s3"], ["n"])]
+    model = make_model(nodes, [*(vi(n, F32, [6]) for n in "abc"), vi("shape", I64, [None])],
+                       [vi("second", F32, [None, None]), vi("n", I64, [])])
+    rng = np.random.default_rng(6)
+    feeds = {**{n: rng.standard_normal(6).astype(F32) for n in "abc"},
+             "shape": np.array([2, 3], np.int64)}
+    # (OpenVINO's CPU plugin has no Reshape to a dynamic rank: irtool's runtime only)
+    assert_same(irtool.run(irtool.convert(model), feeds), run_onnxruntime(model, feeds),
+                "irtool")
+
+
+def test_elements_declared_static_and_dynamic(tmp_path: Path) -> None:
+    """SequenceConstruct of a [?, 3] and a [2, 3] tensor: one shape as far as anything
+    static says, so it converts, and stacks to onnxruntime's [2, 2, 3]."""
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)]
+    model = make_model(nodes, [vi("a", F32, [None, 3]), vi("b", F32, [2, 3])],
+                       [vi("y", F32, [2, None, 3])])
+    rng = np.random.default_rng(8)
+    check_conversion(model, {n: rng.standard_normal((2, 3)).astype(F32) for n in "ab"},
+                     tmp_path)
+
+
+@pytest.mark.parametrize(("a", "b"), [((0, 3), (2, 3)), ((2, 0), (2, 3))])
+def test_elements_with_a_static_dim_of_0_differ(a: tuple, b: tuple) -> None:
+    """A static 0 is a static dim: [0, 3] and [2, 3] are different shapes."""
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"], name="pack"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)]
+    model = make_model(nodes, [vi("a", F32, list(a)), vi("b", F32, list(b))],
+                       [vi("y", F32, None)])
+    with pytest.raises(irtool.ConversionError, match=r"node pack: SequenceConstruct: .*shapes"):
+        irtool.convert(model)
+
+
+def test_elements_of_different_types_are_a_clear_error() -> None:
+    """ONNX sequences hold one element type: f32 with i64 is refused, naming the node."""
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"], name="pack"),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    model = make_model(nodes, [vi("a", F32, [2]), vi("b", I64, [2])], [vi("n", I64, [])])
+    with pytest.raises(irtool.ConversionError,
+                       match=r"node pack: SequenceConstruct: sequence elements of different "
+                             r"shapes or types cannot be lowered"):
+        irtool.convert(model)
+
+
+def _split_model(split_nodes: list, x_decl: list, extra_inputs: list = ()) -> object:
+    nodes = [*split_nodes,
+             helper.make_node("SplitToSequence", ["x", "parts"], ["s"], axis=1,
+                              name="split"),
+             helper.make_node("ConcatFromSequence", ["s"], ["back"], axis=1)]
+    return make_model(nodes, [vi("x", F32, x_decl), *extra_inputs],
+                      [vi("back", F32, [None, None])])
+
+
+def test_split_into_ones_of_a_dynamic_axis(tmp_path: Path) -> None:
+    """``ConstantOfShape(Shape(x)[1:2], 1)``, x's width known only at run time: parts of
+    one, read through the Broadcast ConstantOfShape becomes; x back, as onnxruntime."""
+    nodes = [helper.make_node("Shape", ["x"], ["sh"], start=1, end=2),
+             helper.make_node("ConstantOfShape", ["sh"], ["parts"],
+                              value=helper.make_tensor("v", TensorProto.INT64, [1], [1]))]
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    check_conversion(_split_model(nodes, [3, None]), {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("how", ["unequal constant", "expanded input"])
+def test_split_into_parts_not_known_equal_is_refused(how: str) -> None:
+    """Parts [1, 3] (constant, unequal), or an input expanded to two parts (equal only at
+    run time, if at all): tensors of different shapes, refused naming the node."""
+    if how == "unequal constant":
+        model = _split_model([const_node("parts", [1, 3], I64)], [3, 4])
+    else:
+        model = _split_model([const_node("two", [2], I64),
+                              helper.make_node("Expand", ["p", "two"], ["parts"])],
+                             [3, 4], [vi("p", I64, [1])])
+    with pytest.raises(irtool.ConversionError,
+                       match=r"node split: SplitToSequence: only a split into equal parts"):
+        irtool.convert(model)
