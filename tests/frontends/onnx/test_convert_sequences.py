@@ -508,3 +508,73 @@ def test_split_into_parts_not_known_equal_is_refused(how: str) -> None:
     with pytest.raises(irtool.ConversionError,
                        match=r"node split: SplitToSequence: only a split into equal parts"):
         irtool.convert(model)
+
+
+def _two_lists_loop(body_inputs: int, body_outputs: int, body: bool = True) -> object:
+    """A Loop appending rows of X to two lists that start empty, its body cut to
+    ``body_inputs`` inputs and ``body_outputs`` outputs (or without a body at all)."""
+    nodes = [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+             helper.make_node("SequenceInsert", ["s_in", "row"], ["s_out"]),
+             helper.make_node("SequenceInsert", ["t_in", "row"], ["t_out"])]
+    inputs = [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in"), _seq("t_in")]
+    outputs = [vi("c_out", BOOL, []), _seq("s_out"), _seq("t_out")]
+    graph = helper.make_graph(nodes, "body", inputs[:body_inputs], outputs[:body_outputs])
+    loop = helper.make_node("Loop", ["M", "", "s0", "s0"], ["s", "t"], name="loop",
+                            **({"body": graph} if body else {}))
+    return make_model([const_node("M", 2, I64),
+                       helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+                       loop, helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+                      [vi("X", F32, [2, 3])], [vi("y", F32, [None])])
+
+
+NO_ELEMENT_SHAPE = ("node SequenceEmpty(s0): SequenceEmpty: the element shape of this empty "
+                    "sequence is not known statically (needed to lower the sequence to a "
+                    "tensor)")
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    (_two_lists_loop(4, 3, body=False), NO_ELEMENT_SHAPE),
+    (_two_lists_loop(3, 3), NO_ELEMENT_SHAPE),
+    (_two_lists_loop(4, 2),
+     "node loop: Loop: the body has 2 outputs; 1 + 2 carried + 0 scan outputs expected"),
+], ids=["no body", "an input short", "an output short"])
+def test_a_loop_body_that_does_not_fit_its_lists_is_refused(model: object,
+                                                            message: str) -> None:
+    """Lists that start empty and grow in a Loop whose body lacks, or has too few inputs or
+    outputs for them (onnxruntime refuses these models too): no list is an appended one,
+    so the first node that cannot convert says why in one line (the empty list, whose
+    elements nothing else shows, or the Loop), not a failure while looking for appended
+    lists."""
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(model)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_list_also_read_in_a_nested_branch_is_carried(where: str, tmp_path: Path) -> None:
+    """The body appends a row to the list and also reads the list in an If branch (its
+    length), ``where`` in the body: the list is read besides the append, so it is carried
+    whole, not made a scan output; values as onnxruntime's."""
+    then = helper.make_graph([helper.make_node("SequenceLength", ["s_in"], ["len"])], "then",
+                             [], [vi("len", I64, [])])
+    other = helper.make_graph([const_node("none", -1, I64)], "else", [], [vi("none", I64, [])])
+    branch = [helper.make_node("Greater", ["i", "zero"], ["later"]),
+              helper.make_node("If", ["later"], ["n"], then_branch=then, else_branch=other)]
+    append = [helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+              helper.make_node("SequenceInsert", ["s_in", "row"], ["s_out"])]
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         *(branch + append if where == "before" else append + branch)], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+        [vi("c_out", BOOL, []), _seq("s_out"), vi("n", I64, [])])
+    model = make_model([const_node("zero", 0, I64), const_node("M", 4, I64),
+                        helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+                        helper.make_node("Loop", ["M", "", "s0"], ["s", "ns"], body=body),
+                        helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0,
+                                         new_axis=1)],
+                       [vi("X", F32, [4, 3])], [vi("y", F32, [4, 3]), vi("ns", I64, [4])])
+    x = np.random.default_rng(9).standard_normal((4, 3)).astype(F32)
+    ir = check_conversion(model, {"X": x}, tmp_path, vectorize=False)
+    (loop,) = loop_layers(ir)
+    assert loop.back_edges  # the list is carried
