@@ -578,3 +578,38 @@ def test_a_list_also_read_in_a_nested_branch_is_carried(where: str, tmp_path: Pa
     ir = check_conversion(model, {"X": x}, tmp_path, vectorize=False)
     (loop,) = loop_layers(ir)
     assert loop.back_edges  # the list is carried
+
+
+def test_three_lists_in_one_loop(tmp_path: Path) -> None:
+    """One Loop, three lists: rows prepended (an insert with a position: carried whole),
+    prefixes X[0:i+1] appended (ragged: concatenated in a carried tensor) and a list the
+    body passes on unchanged (read once, by an Identity, no insert). Each is told apart by
+    its own body input, whatever the lists before it are; values as onnxruntime's."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+         helper.make_node("SequenceInsert", ["s_in", "row", "zero"], ["s_out"]),
+         helper.make_node("Add", ["i", "one"], ["i1"]),
+         helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
+         helper.make_node("Slice", ["X", "zero1", "end", "ax0"], ["prefix"]),
+         helper.make_node("SequenceInsert", ["t_in", "prefix"], ["t_out"]),
+         helper.make_node("Identity", ["u_in"], ["u_out"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in"), _seq("t_in"), _seq("u_in")],
+        [vi("c_out", BOOL, []), _seq("s_out"), _seq("t_out"), _seq("u_out")])
+    nodes = [const_node("zero", 0, I64), const_node("one", 1, I64),
+             const_node("zero1", [0], I64), const_node("ax0", [0], I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("SequenceEmpty", [], ["t0"], dtype=TensorProto.FLOAT),
+             helper.make_node("SequenceConstruct", ["X"], ["u0"]),
+             helper.make_node("Shape", ["X"], ["sh"]),
+             helper.make_node("Gather", ["sh", "zero"], ["M"]),
+             helper.make_node("Loop", ["M", "", "s0", "t0", "u0"], ["s", "t", "u"], body=body,
+                              name="loop"),
+             helper.make_node("ConcatFromSequence", ["s"], ["rows"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["t"], ["prefixes"], axis=0),
+             helper.make_node("SequenceLength", ["u"], ["n"])]
+    model = make_model(nodes, [vi("X", F32, [None, 3])],
+                       [vi("rows", F32, [None, 3]), vi("prefixes", F32, [None, 3]),
+                        vi("n", I64, [])])
+    x = np.random.default_rng(10).standard_normal((4, 3)).astype(F32)
+    check_conversion(model, {"X": x}, tmp_path)
