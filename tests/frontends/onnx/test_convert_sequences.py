@@ -553,27 +553,30 @@ def test_a_loop_body_that_does_not_fit_its_lists_is_refused(model: object,
 
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_a_list_also_read_in_a_nested_branch_is_carried(where: str, tmp_path: Path) -> None:
-    """The body appends a row to the list and also reads the list in an If branch (its
-    length), ``where`` in the body: the list is read besides the append, so it is carried
-    whole, not made a scan output; values as onnxruntime's."""
+    """The body appends a row to the list and also reads the list, for its length, once
+    directly and once in an If branch, ``where`` in the body: the list is read besides the
+    append, so it is carried whole, not made a scan output; values as onnxruntime's."""
     then = helper.make_graph([helper.make_node("SequenceLength", ["s_in"], ["len"])], "then",
                              [], [vi("len", I64, [])])
     other = helper.make_graph([const_node("none", -1, I64)], "else", [], [vi("none", I64, [])])
     branch = [helper.make_node("Greater", ["i", "zero"], ["later"]),
               helper.make_node("If", ["later"], ["n"], then_branch=then, else_branch=other)]
     append = [helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+              helper.make_node("SequenceLength", ["s_in"], ["m"]),
               helper.make_node("SequenceInsert", ["s_in", "row"], ["s_out"])]
     body = helper.make_graph(
         [helper.make_node("Identity", ["c_in"], ["c_out"]),
          *(branch + append if where == "before" else append + branch)], "body",
         [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
-        [vi("c_out", BOOL, []), _seq("s_out"), vi("n", I64, [])])
+        [vi("c_out", BOOL, []), _seq("s_out"), vi("n", I64, []), vi("m", I64, [])])
     model = make_model([const_node("zero", 0, I64), const_node("M", 4, I64),
                         helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
-                        helper.make_node("Loop", ["M", "", "s0"], ["s", "ns"], body=body),
+                        helper.make_node("Loop", ["M", "", "s0"], ["s", "ns", "ms"],
+                                         body=body),
                         helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0,
                                          new_axis=1)],
-                       [vi("X", F32, [4, 3])], [vi("y", F32, [4, 3]), vi("ns", I64, [4])])
+                       [vi("X", F32, [4, 3])],
+                       [vi("y", F32, [4, 3]), vi("ns", I64, [4]), vi("ms", I64, [4])])
     x = np.random.default_rng(9).standard_normal((4, 3)).astype(F32)
     ir = check_conversion(model, {"X": x}, tmp_path, vectorize=False)
     (loop,) = loop_layers(ir)
