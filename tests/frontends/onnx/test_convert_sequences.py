@@ -616,3 +616,15 @@ def test_three_lists_in_one_loop(tmp_path: Path) -> None:
                         vi("n", I64, [])])
     x = np.random.default_rng(10).standard_normal((4, 3)).astype(F32)
     check_conversion(model, {"X": x}, tmp_path)
+
+
+def test_a_sequence_of_one_element(tmp_path: Path) -> None:
+    """SequenceConstruct of one tensor, stacked and counted: [1, 2, 3] and 1, as
+    onnxruntime gives."""
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"]),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    model = make_model(nodes, [vi("a", F32, [2, 3])], [vi("y", F32, [1, 2, 3]),
+                                                       vi("n", I64, [])])
+    a = np.random.default_rng(12).standard_normal((2, 3)).astype(F32)
+    check_conversion(model, {"a": a}, tmp_path)
