@@ -141,6 +141,23 @@ _PARAMETER_TAKEN = ("equivalent: a Parameter (for mutant 15 also a control-flow 
 _CONST_NO_INPUTS = ("equivalent: a Const has no inputs, so the loop over its inputs does "
                     "nothing either way and it goes into order the same")
 
+_SQ = "irtool.frontends.onnx.sequences."
+_CONST_LAYER = ("equivalent: GraphBuilder.const_value reads only the Value's layer (a Const, "
+                "whose one output is the value), never its port or type")
+_RESHAPE_NEG = ("equivalent: numpy takes any negative size in reshape for the one to infer, "
+                "so reshape(-2) is reshape(-1): the same flat array")
+_NESTED_READS = ("equivalent: reads is asked only whether a body input is read exactly once "
+                 "(the carried list) and whether a name is read at all (the insert's "
+                 "output); a read inside a nested graph counted as 2 or more (or starting "
+                 "from 1) makes every count it touches 2 or more, as the original's reads "
+                 "(the insert's own and the nested one) do, and a name it counts is in reads "
+                 "either way")
+_GATHER_DEFAULT = ("equivalent: Gather-8's batch_dims defaults to 0 (the spec; irtool's "
+                   "kernel and OpenVINO read it so), the value given; an attribute of "
+                   "another name is read by neither")
+_INFERRED = ("equivalent: without outputs the builder infers the Gather's output type from "
+             "its inputs: the shape's integer type, of [len(indices)], the type given")
+
 EXPLAINED: dict[str, Note] = {
     _CF + "x__fold__mutmut_16": Note(
         "if len(outs) == 1 or any(slot in exact for slot in ins):",
@@ -178,6 +195,51 @@ EXPLAINED: dict[str, Note] = {
         "steps_on_constants=None",
         "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
         "false like False"),
+    _SQ + "x_append_form__mutmut_19": Note(
+        'if a.name == "new_axis"), None)',
+        "equivalent: new_axis is read only for its truth value (if new_axis: continue), "
+        "and None is false like 0"),
+    _SQ + "x_append_form__mutmut_58": Note(
+        "if len(concat_axes) > 2",
+        "equivalent: each reader adds one axis at most to concat_axes, so two axes mean two "
+        "readers, which the second clause (concat_axes and len(reads) > 1) refuses all the "
+        "same"),
+    _SQ + "x_appended_carries__mutmut_37": Note(
+        "for i in range(len(node.input) + 2):",
+        "equivalent: the extra indices are past the Loop's carried values; on a body with "
+        "2 + carried inputs the loop breaks there, and where a body has more, "
+        "translate_loop refuses it before asking, and deferred_empties asks only about the "
+        "Loop's own inputs (k - 2 < carried)"),
+    **{_SQ + f"x_appended_carries__mutmut_{n}": Note(line, _NESTED_READS) for n, line in (
+        (32, "reads[name] = reads.get(name, 1) + 1"),
+        (33, "reads[name] = reads.get(name, 0) + 2"),
+    )},
+    _SQ + "x__joined__mutmut_3": Note(
+        "for v in items[2:]:",
+        "equivalent: the union only declares the stacked tensor's type, of items whose "
+        "element types are one and whose static shapes agree (_same_shapes refuses others); "
+        "a run in which item 1's shape differs from the others' fails at the stacking "
+        "Concat either way, and in every other run the type declared without it fits every "
+        "value the stacking computes"),
+    **{_SQ + f"x__pick__mutmut_{n}": Note(line, _GATHER_DEFAULT) for n, line in (
+        (4, "None, outputs=[TensorInfo(shape.element_type,"),
+        (9, "outputs=[TensorInfo(shape.element_type,"),
+        (25, '{"XXbatch_dimsXX": 0}'), (26, '{"BATCH_DIMS": 0}'),
+    )},
+    **{_SQ + f"x__pick__mutmut_{n}": Note(line, _INFERRED) for n, line in (
+        (5, '{"batch_dims": 0}, outputs=None)[0]'), (10, '{"batch_dims": 0}, )[0]'),
+    )},
+    _SQ + "x__pick__mutmut_29": Note(
+        "None)])[0]",
+        "equivalent in values: the Gather's output is declared of unknown shape instead of "
+        "[len(indices)]; the Multiply and Concat reading it declare their own outputs, and "
+        "irtool's runtime and OpenVINO compute the same [len(indices)] dims"),
+    **{_SQ + f"x__uniform_value__mutmut_{n}": Note(line, _CONST_LAYER) for n, line in (
+        (20, "Value(src[0], None, value.info)"), (21, "Value(src[0], src[1], None)"),
+    )},
+    **{_SQ + f"x__uniform_value__mutmut_{n}": Note(line, _RESHAPE_NEG) for n, line in (
+        (37, "known == known.reshape(-2)[0]"), (42, "return int(known.reshape(-2)[0])"),
+    )},
     _DC + "x_exact_source__mutmut_2": Note(
         'et.kind not in ("float", "int", "uint") and et.bitwidth > 16',
         _OV_WIDER.format("an f32 weight converted to f16 then scaled, and a boolean one with "

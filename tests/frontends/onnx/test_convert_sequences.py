@@ -583,37 +583,51 @@ def test_a_list_also_read_in_a_nested_branch_is_carried(where: str, tmp_path: Pa
     assert loop.back_edges  # the list is carried
 
 
-def test_three_lists_in_one_loop(tmp_path: Path) -> None:
-    """One Loop, three lists: rows prepended (an insert with a position: carried whole),
-    prefixes X[0:i+1] appended (ragged: concatenated in a carried tensor) and a list the
-    body passes on unchanged (read once, by an Identity, no insert). Each is told apart by
-    its own body input, whatever the lists before it are; values as onnxruntime's."""
+def test_lists_of_every_kind_in_one_loop(tmp_path: Path) -> None:
+    """One Loop carrying a tensor and five lists: rows prepended (an insert with a
+    position: carried whole), prefixes X[0:i+1] appended (ragged: concatenated in a
+    carried tensor), a list passed on unchanged (read once, by an Identity, no insert), a
+    list whose grown value is also read in the body (its length: carried whole) and a
+    list the body appends to a copy of and drops (it stays empty). Each is told apart by
+    its own body input and output, whatever the values before it are; values as
+    onnxruntime's."""
     body = helper.make_graph(
         [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Add", ["acc_in", "one"], ["acc_out"]),
          helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
          helper.make_node("SequenceInsert", ["s_in", "row", "zero"], ["s_out"]),
          helper.make_node("Add", ["i", "one"], ["i1"]),
          helper.make_node("Unsqueeze", ["i1", "ax0"], ["end"]),
          helper.make_node("Slice", ["X", "zero1", "end", "ax0"], ["prefix"]),
          helper.make_node("SequenceInsert", ["t_in", "prefix"], ["t_out"]),
-         helper.make_node("Identity", ["u_in"], ["u_out"])], "body",
-        [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in"), _seq("t_in"), _seq("u_in")],
-        [vi("c_out", BOOL, []), _seq("s_out"), _seq("t_out"), _seq("u_out")])
+         helper.make_node("Identity", ["u_in"], ["u_out"]),
+         helper.make_node("SequenceInsert", ["v_in", "row"], ["v_out"]),
+         helper.make_node("SequenceLength", ["v_out"], ["v_len"]),
+         helper.make_node("SequenceInsert", ["w_in", "row"], ["dropped"])], "body",
+        [vi("i", I64, []), vi("c_in", BOOL, []), vi("acc_in", I64, []), _seq("s_in"),
+         _seq("t_in"), _seq("u_in"), _seq("v_in"), _seq("w_in")],
+        [vi("c_out", BOOL, []), vi("acc_out", I64, []), _seq("s_out"), _seq("t_out"),
+         _seq("u_out"), _seq("v_out"), _seq("w_in"), vi("v_len", I64, [])])
     nodes = [const_node("zero", 0, I64), const_node("one", 1, I64),
              const_node("zero1", [0], I64), const_node("ax0", [0], I64),
-             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
-             helper.make_node("SequenceEmpty", [], ["t0"], dtype=TensorProto.FLOAT),
+             *(helper.make_node("SequenceEmpty", [], [f"{n}0"], dtype=TensorProto.FLOAT)
+               for n in "stvw"),
              helper.make_node("SequenceConstruct", ["X"], ["u0"]),
              helper.make_node("Shape", ["X"], ["sh"]),
              helper.make_node("Gather", ["sh", "zero"], ["M"]),
-             helper.make_node("Loop", ["M", "", "s0", "t0", "u0"], ["s", "t", "u"], body=body,
+             helper.make_node("Loop", ["M", "", "zero", "s0", "t0", "u0", "v0", "w0"],
+                              ["acc", "s", "t", "u", "v", "w", "lengths"], body=body,
                               name="loop"),
              helper.make_node("ConcatFromSequence", ["s"], ["rows"], axis=0, new_axis=1),
              helper.make_node("ConcatFromSequence", ["t"], ["prefixes"], axis=0),
-             helper.make_node("SequenceLength", ["u"], ["n"])]
+             helper.make_node("SequenceLength", ["u"], ["n"]),
+             helper.make_node("ConcatFromSequence", ["v"], ["v_rows"], axis=0, new_axis=1),
+             helper.make_node("SequenceLength", ["w"], ["w_len"])]
     model = make_model(nodes, [vi("X", F32, [None, 3])],
-                       [vi("rows", F32, [None, 3]), vi("prefixes", F32, [None, 3]),
-                        vi("n", I64, [])])
+                       [vi("acc", I64, []), vi("rows", F32, [None, 3]),
+                        vi("prefixes", F32, [None, 3]), vi("n", I64, []),
+                        vi("v_rows", F32, [None, 3]), vi("w_len", I64, []),
+                        vi("lengths", I64, [None])])
     x = np.random.default_rng(10).standard_normal((4, 3)).astype(F32)
     check_conversion(model, {"X": x}, tmp_path)
 
@@ -628,3 +642,22 @@ def test_a_sequence_of_one_element(tmp_path: Path) -> None:
                                                        vi("n", I64, [])])
     a = np.random.default_rng(12).standard_normal((2, 3)).astype(F32)
     check_conversion(model, {"a": a}, tmp_path)
+
+
+def test_two_empty_lists_each_take_their_own_elements(tmp_path: Path) -> None:
+    """Two lists started empty and grown by inserts outside any loop, of rows [3] and of
+    matrices [2, 2]: each empty list takes the element shape of what is inserted into it
+    (through an Identity for the second), not the other's; values as onnxruntime's."""
+    nodes = [helper.make_node("SequenceEmpty", [], ["e1"], dtype=TensorProto.FLOAT),
+             helper.make_node("SequenceInsert", ["e1", "a"], ["s1"]),
+             helper.make_node("SequenceInsert", ["s1", "a"], ["s2"]),
+             helper.make_node("SequenceEmpty", [], ["f1"], dtype=TensorProto.FLOAT),
+             helper.make_node("Identity", ["f1"], ["f2"]),
+             helper.make_node("SequenceInsert", ["f2", "b"], ["t1"]),
+             helper.make_node("ConcatFromSequence", ["s2"], ["rows"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["t1"], ["mats"], axis=0, new_axis=1)]
+    model = make_model(nodes, [vi("a", F32, [3]), vi("b", F32, [2, 2])],
+                       [vi("rows", F32, [2, 3]), vi("mats", F32, [1, 2, 2])])
+    rng = np.random.default_rng(13)
+    check_conversion(model, {"a": rng.standard_normal(3).astype(F32),
+                             "b": rng.standard_normal((2, 2)).astype(F32)}, tmp_path)
