@@ -120,10 +120,6 @@ _DYNAMIC_TYPE = ("equivalent: the variable's declared type is read only by the s
                  "taking None (any)")
 
 _DC = "irtool.passes.decompression."
-_OV_WIDER = ("not equivalent, and not pinned: it differs only where irtool and OpenVINO's CPU "
-             "plugin already differ (measured with openvino 2026.4.1 on {}: the plugin "
-             "computes in f32 where irtool keeps the spec's f16 steps); a test awaits the "
-             "decision whether irtool follows the plugin there too")
 _SHADOW_F64 = ("equivalent: a shadow computed in f64 instead of f32 is cast to f32 after each "
                "Subtract or Multiply it feeds; each of them computes one exact operation on "
                "values f32 holds exactly (a product of two of them fits f64's 53 bits), so "
@@ -240,15 +236,6 @@ EXPLAINED: dict[str, Note] = {
     **{_SQ + f"x__uniform_value__mutmut_{n}": Note(line, _RESHAPE_NEG) for n, line in (
         (37, "known == known.reshape(-2)[0]"), (42, "return int(known.reshape(-2)[0])"),
     )},
-    _DC + "x_exact_source__mutmut_2": Note(
-        'et.kind not in ("float", "int", "uint") and et.bitwidth > 16',
-        _OV_WIDER.format("an f32 weight converted to f16 then scaled, and a boolean one with "
-                         "a zero point, which this mutant folds as chains")),
-    _DC + "x_exact_source__mutmut_3": Note(
-        'if et is None and et.kind not in ("float", "int", "uint")',
-        _OV_WIDER.format("a boolean weight converted to f16 with a zero point and a scale, "
-                         "which this mutant folds as a chain (every Const has an element "
-                         "type, so et is never None here)")),
     _DC + "x_exact_source__mutmut_13": Note(
         "or et.bitwidth > 17:",
         "equivalent: no element type has 17 bits, so > 16 and > 17 agree on all of them"),
@@ -257,21 +244,6 @@ EXPLAINED: dict[str, Note] = {
         "or len(consts) != len(layer.inputs) and not consts:",
         "equivalent: fold is only called for a step one of whose inputs has a shadow, so "
         "consts is never empty, and it has one entry per input of the layer"),
-    _DC + "x_fold__mutmut_20": Note(
-        'if target.name == "f32" or chained[0]:',
-        _OV_WIDER.format("a chain converted to i32: irtool truncates the f16-rounded "
-                         "product (6 where the plugin gives 5), and this mutant would give "
-                         "the f32 product unconverted")),
-    _DC + "x_fold__mutmut_35": Note(
-        "if (layer.type, layer.version) not in _CHAIN and not any(chained):",
-        _OV_WIDER.format("an Add of an f16 bias after the scale, which this mutant folds "
-                         "into the chain")),
-    **{_DC + f"x_fold__mutmut_{n}": Note(line, _OV_WIDER.format(
-        "a scale that is itself a folded Multiply of two f16 constants (a constant without "
-        "a shadow), which this mutant multiplies in f32")) for n, line in (
-        (46, "if exact[0] is None and exact[1] is None:"),
-        (47, "if exact[1] is None or exact[1] is None:"),
-    )},
     _DC + "x_fold__mutmut_51": Note(
         "elif exact[0] is None and not chained[0]:",
         "equivalent: any(chained) holds here, and only the data input of a Reshape, "
