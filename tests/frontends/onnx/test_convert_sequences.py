@@ -661,3 +661,40 @@ def test_two_empty_lists_each_take_their_own_elements(tmp_path: Path) -> None:
     rng = np.random.default_rng(13)
     check_conversion(model, {"a": rng.standard_normal(3).astype(F32),
                              "b": rng.standard_normal((2, 2)).astype(F32)}, tmp_path)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_an_empty_list_takes_its_elements_from_the_other_branch(cond: bool,
+                                                                 tmp_path: Path) -> None:
+    """An If whose then-branch returns a list built by SequenceConstruct and shortened by
+    SequenceErase, and whose else-branch returns an empty list: the empty list's elements
+    are those of the other branch's, through the erase; onnxruntime's values either way."""
+    then = helper.make_graph([helper.make_node("SequenceConstruct", ["a", "a"], ["pair"]),
+                              helper.make_node("SequenceErase", ["pair"], ["one"])],
+                             "then", [], [_seq("one")])
+    other = helper.make_graph([helper.make_node("SequenceEmpty", [], ["none"],
+                                                dtype=TensorProto.FLOAT)], "else", [],
+                              [_seq("none")])
+    # (counted: onnxruntime concatenates no empty list)
+    nodes = [helper.make_node("If", ["c"], ["s"], then_branch=then, else_branch=other),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    model = make_model(nodes, [vi("c", BOOL, []), vi("a", F32, [2, 3])], [vi("n", I64, [])])
+    a = np.random.default_rng(14).standard_normal((2, 3)).astype(F32)
+    check_conversion(model, {"c": np.array(cond), "a": a}, tmp_path)
+
+
+def test_an_element_read_back_does_not_loosen_the_list_it_joins(tmp_path: Path) -> None:
+    """A [2, 3] tensor and one read back from another list (SequenceAt, declared [?, 3])
+    inserted into an empty list: the read-back element tells nothing new, so the list's
+    elements are [2, 3]; onnxruntime's values."""
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["src"]),
+             const_node("zero", 0, I64),
+             helper.make_node("SequenceAt", ["src", "zero"], ["back"]),
+             helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
+             helper.make_node("SequenceInsert", ["e", "a"], ["s1"]),
+             helper.make_node("SequenceInsert", ["s1", "back"], ["s2"]),
+             helper.make_node("ConcatFromSequence", ["s2"], ["y"], axis=0, new_axis=1)]
+    model = make_model(nodes, [vi("a", F32, [2, 3])], [vi("y", F32, [2, 2, 3])])
+    model.graph.value_info.append(vi("back", F32, [None, 3]))
+    a = np.random.default_rng(15).standard_normal((2, 3)).astype(F32)
+    check_conversion(model, {"a": a}, tmp_path)
