@@ -191,6 +191,12 @@ EXPLAINED: dict[str, Note] = {
         "steps_on_constants=None",
         "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
         "false like False"),
+    _SQ + "x_element_types__mutmut_25": Note(
+        "empties.extend(node.output[:2])",
+        "equivalent: only a SequenceEmpty's first output is ever looked up "
+        "(ctx.sequence_element(node.output[0])); a second output, which ONNX's schema does "
+        "not have, is refused when the node converts (\"output 'e2' was not produced\") "
+        "whatever element_types says of it"),
     _SQ + "x_append_form__mutmut_19": Note(
         'if a.name == "new_axis"), None)',
         "equivalent: new_axis is read only for its truth value (if new_axis: continue), "
