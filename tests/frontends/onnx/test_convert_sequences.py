@@ -533,12 +533,25 @@ NO_ELEMENT_SHAPE = ("node SequenceEmpty(s0): SequenceEmpty: the element shape of
                     "tensor)")
 
 
+def _bodiless_loop_first() -> object:
+    """A Loop without a body, then (in node order) an insert into an empty list made
+    before it: the list's elements are known all the same."""
+    nodes = [helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
+             const_node("M", 2, I64),
+             helper.make_node("Loop", ["M", ""], ["ys"], name="loop"),
+             helper.make_node("SequenceInsert", ["e", "a"], ["s"]),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)]
+    return make_model(nodes, [vi("a", F32, [3])], [vi("y", F32, [1, 3]),
+                                                   vi("ys", F32, [2, 3])])
+
+
 @pytest.mark.parametrize(("model", "message"), [
+    (_bodiless_loop_first(), "node loop: Loop: the 'body' attribute is missing"),
     (_two_lists_loop(4, 3, body=False), NO_ELEMENT_SHAPE),
     (_two_lists_loop(3, 3), NO_ELEMENT_SHAPE),
     (_two_lists_loop(4, 2),
      "node loop: Loop: the body has 2 outputs; 1 + 2 carried + 0 scan outputs expected"),
-], ids=["no body", "an input short", "an output short"])
+], ids=["no body, an insert after", "no body", "an input short", "an output short"])
 def test_a_loop_body_that_does_not_fit_its_lists_is_refused(model: object,
                                                             message: str) -> None:
     """Lists that start empty and grow in a Loop whose body lacks, or has too few inputs or
@@ -698,3 +711,62 @@ def test_an_element_read_back_does_not_loosen_the_list_it_joins(tmp_path: Path) 
     model.graph.value_info.append(vi("back", F32, [None, 3]))
     a = np.random.default_rng(15).standard_normal((2, 3)).astype(F32)
     check_conversion(model, {"a": a}, tmp_path)
+
+
+def lists_linked_by_one_end(kinds: list[str]) -> object:
+    """A Loop over the rows of X carrying, in order, ``kinds``: "acc" a counter; "in" a
+    list started empty whose body input is grown (the grown copy only counted, a scan
+    output) while the body returns a new empty list, so its elements are known through
+    its body input alone; "out" a list started empty that the body replaces by [row],
+    its body input unread, so its elements are known through its body output alone."""
+    nodes = [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("Gather", ["X", "i"], ["row"], axis=0)]
+    inputs, outputs, scans, inits, after, results = [], [], [], [], [], []
+    for k, kind in enumerate(kinds):
+        if kind == "acc":
+            nodes.append(helper.make_node("Add", [f"v{k}_in", "one"], [f"v{k}_out"]))
+            inputs.append(vi(f"v{k}_in", I64, []))
+            outputs.append(vi(f"v{k}_out", I64, []))
+            inits.append("zero")
+            results.append(vi(f"v{k}", I64, []))
+            continue
+        inputs.append(_seq(f"v{k}_in"))
+        outputs.append(_seq(f"v{k}_out"))
+        inits.append(f"e{k}")
+        after.append(helper.make_node("SequenceEmpty", [], [f"e{k}"], dtype=TensorProto.FLOAT))
+        if kind == "in":
+            nodes += [helper.make_node("SequenceInsert", [f"v{k}_in", "row"], [f"x{k}"]),
+                      helper.make_node("SequenceLength", [f"x{k}"], [f"n{k}"]),
+                      helper.make_node("SequenceEmpty", [], [f"v{k}_out"],
+                                       dtype=TensorProto.FLOAT)]
+            scans.append(vi(f"n{k}", I64, []))
+            after.append(helper.make_node("SequenceLength", [f"w{k}"], [f"v{k}"]))
+            results.append(vi(f"v{k}", I64, []))
+        else:
+            nodes.append(helper.make_node("SequenceConstruct", ["row"], [f"v{k}_out"]))
+            after.append(helper.make_node("ConcatFromSequence", [f"w{k}"], [f"v{k}"], axis=0,
+                                          new_axis=1))
+            results.append(vi(f"v{k}", F32, [1, 3]))
+    body = helper.make_graph(nodes, "body",
+                             [vi("i", I64, []), vi("c_in", BOOL, []), *inputs],
+                             [vi("c_out", BOOL, []), *outputs, *scans])
+    loop_outs = [f"w{k}" if kind != "acc" else f"v{k}" for k, kind in enumerate(kinds)]
+    loop_outs += [s.name + "s" for s in scans]
+    loop = helper.make_node("Loop", ["M", "", *inits], loop_outs, body=body, name="loop")
+    return make_model([const_node("zero", 0, I64), const_node("one", 1, I64),
+                       const_node("M", 3, I64), *[n for n in after if n.op_type ==
+                                                  "SequenceEmpty"], loop,
+                       *[n for n in after if n.op_type != "SequenceEmpty"]],
+                      [vi("X", F32, [3, 3])],
+                      [*results, *(vi(s.name + "s", I64, [3]) for s in scans)])
+
+
+@pytest.mark.parametrize("kinds", [["acc", "in", "in"], ["acc", "out", "out"]],
+                         ids=["through the body input", "through the body output"])
+def test_empty_lists_whose_elements_one_end_of_the_body_shows(kinds: list[str],
+                                                              tmp_path: Path) -> None:
+    """Lists started empty and carried by a Loop whose elements only the body input (or
+    only the body output) of their own place links to an insert, second and last among
+    the carried values: each takes those elements; onnxruntime's values."""
+    x = np.random.default_rng(16).standard_normal((3, 3)).astype(F32)
+    check_conversion(lists_linked_by_one_end(kinds), {"X": x}, tmp_path, vectorize=False)
