@@ -349,6 +349,16 @@ def _reader(op: str, k: int, **attrs: object) -> object:
     ([_reader("SequenceAt", 0), _reader("SequenceAt", 1)],
      "its elements, of shape [?,3] not known statically, may differ between iterations, and "
      "r0, r1 reads them one by one (only ConcatFromSequence takes such a list as a tensor)"),
+    # concatenated by one reader, and read in the branch of an If (the If and the node in
+    # its branch are named)
+    ([_reader("ConcatFromSequence", 0, axis=0),
+      helper.make_node("If", ["c"], ["y1"], name="r1", then_branch=helper.make_graph(
+          [helper.make_node("SequenceLength", ["s"], ["n"])], "then", [],
+          [vi("n", I64, [])]), else_branch=helper.make_graph(
+          [const_node("m", -1, I64)], "else", [], [vi("m", I64, [])]))],
+     "its elements, of shape [?,3] not known statically, may differ between iterations, and "
+     "r1, SequenceLength(n) reads them one by one (only ConcatFromSequence takes such a list "
+     "as a tensor)"),
     # stacked by one reader and concatenated along the ragged axis by another
     ([_reader("ConcatFromSequence", 0, axis=0, new_axis=1),
       _reader("ConcatFromSequence", 1, axis=0)],
@@ -358,8 +368,10 @@ def _reader(op: str, k: int, **attrs: object) -> object:
 def test_ragged_list_read_otherwise_names_why(readers: list, message: str) -> None:
     """A ragged list (pieces of different lengths) that is not only concatenated along its
     ragged axis has no tensor form: one line naming the readers and the element shape."""
+    model = ragged_read_by(readers)
+    model.graph.input.append(vi("c", BOOL, []))
     with pytest.raises(irtool.ConversionError) as err:
-        irtool.convert(ragged_read_by(readers))
+        irtool.convert(model)
     assert str(err.value) == ("node loop: Loop: the sequence the body grows by "
                               f"SequenceInsert(s_out) cannot be lowered to a tensor: {message}")
 
@@ -770,3 +782,13 @@ def test_empty_lists_whose_elements_one_end_of_the_body_shows(kinds: list[str],
     the carried values: each takes those elements; onnxruntime's values."""
     x = np.random.default_rng(16).standard_normal((3, 3)).astype(F32)
     check_conversion(lists_linked_by_one_end(kinds), {"X": x}, tmp_path, vectorize=False)
+
+
+def test_an_empty_list_of_no_output_is_one_line() -> None:
+    """A SequenceEmpty node without an output (not valid ONNX): one line, not a failure
+    while looking for the lists Loops append to."""
+    nodes = [helper.make_node("SequenceEmpty", [], [], dtype=TensorProto.FLOAT, name="lost"),
+             helper.make_node("Identity", ["a"], ["y"])]
+    model = make_model(nodes, [vi("a", F32, [3])], [vi("y", F32, [3])])
+    with pytest.raises(irtool.ConversionError, match=r"^not a valid ONNX model: node lost: "):
+        irtool.convert(model)
