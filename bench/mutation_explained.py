@@ -148,6 +148,10 @@ _NESTED_READS = ("equivalent: reads is asked only whether a body input is read e
                  "from 1) makes every count it touches 2 or more, as the original's reads "
                  "(the insert's own and the nested one) do, and a name it counts is in reads "
                  "either way")
+_READ_INDEX = ("equivalent: the input index of a read is only asked by deferred_empties, as "
+               "k >= 2 (a Loop's carried input) of a reader that is a Loop; a read from a "
+               "nested graph (or by a graph output, which has no reader) numbered 1 or -2 "
+               "instead of -1 is below 2 all the same")
 _GATHER_DEFAULT = ("equivalent: Gather-8's batch_dims defaults to 0 (the spec; irtool's "
                    "kernel and OpenVINO read it so), the value given; an attribute of "
                    "another name is read by neither")
@@ -191,6 +195,10 @@ EXPLAINED: dict[str, Note] = {
         "steps_on_constants=None",
         "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
         "false like False"),
+    **{_SQ + f"x_name_uses__mutmut_{n}": Note(line, _READ_INDEX) for n, line in (
+        (19, "append((node, +1))"), (20, "append((node, -2))"),
+        (26, "append((None, +1))"), (27, "append((None, -2))"),
+    )},
     _SQ + "x_element_types__mutmut_25": Note(
         "empties.extend(node.output[:2])",
         "equivalent: only a SequenceEmpty's first output is ever looked up "
