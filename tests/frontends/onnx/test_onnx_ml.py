@@ -681,3 +681,33 @@ def test_malformed_trees_are_refused_naming_the_node(model: onnx.ModelProto,
     text = str(err.value)
     assert "\n" not in text and "trees" in text
     assert re.search(message, text), text
+
+
+@pytest.mark.parametrize("weighed", [0, 1])
+def test_binary_classifier_on_one_class_with_weights_from_0(weighed: int,
+                                                            tmp_path: Path) -> None:
+    """Two classes, every leaf weighing class ``weighed`` alone, weights 0 and 0.3 (all
+    of them >= 0): onnxruntime's one-class rule, its cut at 0.5 (a score of 0.3 is the
+    negative label) and its complement for the other column."""
+    model = _stump_classifier([4, 9], class_ids=[weighed, weighed], class_weights=[0.0, 0.3])
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    expected = run_onnxruntime(model, {"X": x})
+    assert expected["label"].tolist() == [4, 4, 4]  # 0.3 is not above the cut
+    check(model, {"X": x}, tmp_path)
+
+
+def test_binary_classifier_of_no_weights_and_one_base_value_is_refused() -> None:
+    """A classifier whose leaves weigh no class (empty class_* lists) and one base value:
+    onnxruntime then writes one of the two score columns only; refused in one line."""
+    model = _stump_classifier([0, 1], class_treeids=None, class_nodeids=None, class_ids=None,
+                              class_weights=None, base_values=[0.5])
+    node = model.graph.node[0]
+    node.attribute.extend(helper.make_attribute(name, [], attr_type=onnx.AttributeProto.INTS)
+                          for name in ("class_treeids", "class_nodeids", "class_ids"))
+    node.attribute.append(helper.make_attribute("class_weights", [],
+                                                attr_type=onnx.AttributeProto.FLOATS))
+    with pytest.raises(irtool.ConversionError,
+                       match=r"^node trees: TreeEnsembleClassifier: two classes, one score and "
+                             r"base_values: onnxruntime writes one of the two score columns "
+                             r"only$"):
+        irtool.convert(model)
