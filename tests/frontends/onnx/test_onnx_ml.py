@@ -711,3 +711,18 @@ def test_binary_classifier_of_no_weights_and_one_base_value_is_refused() -> None
                              r"base_values: onnxruntime writes one of the two score columns "
                              r"only$"):
         irtool.convert(model)
+
+
+@pytest.mark.parametrize("weighed", [0, 1])
+@pytest.mark.parametrize("base", [[0.1, -0.2], [0.7, -0.2], [0.25]],
+                         ids=["two base values", "two, past the cut", "one"])
+def test_binary_classifier_on_one_class_with_base_values(weighed: int, base: list,
+                                                         tmp_path: Path) -> None:
+    """Two classes, every leaf weighing class ``weighed`` alone, and base values: each
+    added where onnxruntime adds it; its labels and scores. (With two base values and
+    class 0 weighed, onnxruntime's second column stays 0 and the label reads the first:
+    irtool read the second, a constant, and gave one label for all rows.)"""
+    model = _stump_classifier([4, 9], class_ids=[weighed, weighed], class_weights=[0.0, 0.3],
+                              base_values=base)
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    check(model, {"X": x}, tmp_path)

@@ -460,7 +460,9 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         s0 = select(ctx, h0, s0, const(0.0))
     if not has1:
         s1 = const(np.zeros((1, 1)))
-    pos = s1 if two else s0
+    # The label reads class 1's score where leaves weigh class 1, else class 0's (two
+    # base values give a second column, but class 1's stays 0: onnxruntime)
+    pos = s1 if has1 else s0
     if binary_case:
         cut = 0.5 if all_positive else 0.0
         how = "complement" if all_positive else "negate"
