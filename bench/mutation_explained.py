@@ -158,6 +158,15 @@ _GATHER_DEFAULT = ("equivalent: Gather-8's batch_dims defaults to 0 (the spec; i
 _INFERRED = ("equivalent: without outputs the builder infers the Gather's output type from "
              "its inputs: the shape's integer type, of [len(indices)], the type given")
 
+_VZ = "irtool.passes.vectorize."
+_RANK_KNOWN = ("equivalent: _rank uses the batcher only to refuse a value of unknown rank, and "
+               "every value of the batched graph has a known rank: a body port of unknown "
+               "rank is refused by info() before, and each layer added declares its shape")
+_ONLY_AXIS = ("equivalent: Concat-1 and Softmax-1/8 have no attribute but axis, which is set "
+              "here")
+_DELETED = ("not run any more: loops() was dead code (nothing called it) and is deleted since "
+            "this run")
+
 EXPLAINED: dict[str, Note] = {
     _CF + "x__fold__mutmut_16": Note(
         "if len(outs) == 1 or any(slot in exact for slot in ins):",
@@ -198,6 +207,27 @@ EXPLAINED: dict[str, Note] = {
     **{_SQ + f"x_name_uses__mutmut_{n}": Note(line, _READ_INDEX) for n, line in (
         (19, "append((node, +1))"), (20, "append((node, -2))"),
         (26, "append((None, +1))"), (27, "append((None, -2))"),
+    )},
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _RANK_KNOWN) for fn, n, line in (
+        ("concat", 5, "rank = _rank(None, inputs[0])"),
+        ("reduce", 9, "_rank(None, inputs[0])"), ("squeeze", 11, "_rank(None, inputs[0])"),
+        ("transpose", 2, "rank = _rank(None, inputs[0])"),
+    )},
+    _VZ + "x__concat__mutmut_9": Note(
+        "rank = _rank(b, inputs[1])",
+        "equivalent on IR that validate passes: a Concat's inputs have one rank, and here "
+        "every one is a per-iteration value (checked just before), so input 1 gives the "
+        "rank input 0 does"),
+    _VZ + "x__concat__mutmut_28": Note("dict(axis=str(axis)))", _ONLY_AXIS),
+    _VZ + "x__softmax__mutmut_5": Note("attrs = dict(axis=str(", _ONLY_AXIS),
+    _VZ + "x__reshape__mutmut_13": Note(
+        "(b.trip_dim, *out), None)]",
+        "equivalent: only the new Reshape layer's name changes (the builder names it); a "
+        "layer name carries no value, and a model output's tensor names are kept on ports"),
+    **{_VZ + f"x_loops__mutmut_{n}": Note(line, _DELETED) for n, line in (
+        (1, 'if layer.type not in ("Loop", "TensorIterator")'),
+        (2, '"XXLoopXX"'), (3, '("loop", "TensorIterator")'), (4, '("LOOP", "TensorIterator")'),
+        (5, '"XXTensorIteratorXX"'), (6, '"tensoriterator"'), (7, '"TENSORITERATOR"'),
     )},
     _SQ + "x_element_types__mutmut_25": Note(
         "empties.extend(node.output[:2])",
