@@ -385,16 +385,17 @@ def recheck(module: Module, result: dict, tests: list[str] | None = None) -> dic
 
 def recheck_in_process(module: Module, result: dict, tests: list[str] | None = None,
                        select: str | None = None) -> dict[str, str]:
-    """``recheck`` in one pytest session of this process, for when a session per mutant
-    is too slow: each mutant's function (from today's source with the mutant's diff applied)
-    replaces the original in the imported module while the tests (``-k select``) run, and
-    the original is put back after. A function imported by name elsewhere keeps its
-    original there, so such mutants can only look like survivors. Kills need confirming with
-    a session per mutant: in this one session a test can fail after earlier swaps for reasons
-    of its own (five of the reader's survivors were "killed" by test_ir_core's loop11 round
-    trip here, and each passed it in a session of its own). Not for the IR writer: a mutant
-    that writes a .bin some test has mapped takes the whole session down (SIGBUS); recheck
-    it with a session per mutant."""
+    """``recheck`` in one pytest session of this process, for when a session per mutant is too
+    slow: each mutant's function (from today's source with the mutant's diff applied)
+    replaces the original while the tests (``-k select``) run, wherever irtool holds it (the
+    module, modules that imported it by name, module-level tables such as a rule dict), and
+    the original is put back after; what the mutated module registers when it runs (ONNX
+    translators, ops) replaces the originals in their registries until then. Kills need
+    confirming with a session per mutant: in this one session a test can fail after earlier
+    swaps for reasons of its own (five of the reader's survivors were "killed" by
+    test_ir_core's loop11 round trip here, and each passed it in a session of its own). Not
+    for the IR writer: a mutant that writes a .bin some test has mapped takes the whole
+    session down (SIGBUS); recheck it with a session per mutant."""
     import importlib
 
     import pytest
@@ -408,20 +409,47 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                                                   key=lambda kv: _mutant_order(kv[0]))
             if name not in killed and explanation(name, diff) is None]
 
-    def swap(name: str, namespace: dict) -> tuple[object, str, object]:
-        """Put the mutant's function (from ``namespace``) in place of the original; what
-        to put back. mutmut names a function ``f`` ``x_f``, a method ``xǁClassǁf``."""
+    from irtool.core.registry import Registry
+
+    def registries() -> list[Registry]:
+        return [value for mod in list(sys.modules.values())
+                if getattr(mod, "__name__", "").startswith("irtool")
+                for value in list(vars(mod).values()) if isinstance(value, Registry)]
+
+    def swap(name: str, namespace: dict) -> list[tuple[object, str, object]]:
+        """Put the mutant's function (from ``namespace``) in place of the original wherever
+        irtool holds it; what to put back. mutmut names a function ``f`` ``x_f``, a method
+        ``xǁClassǁf``."""
         base = name.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
-        owner: object
         if base.startswith("xǁ"):
             _, cls, attr = base.split("ǁ")
             owner, new = getattr(target, cls), namespace[cls].__dict__[attr]
-            old = owner.__dict__[attr]  # type: ignore[attr-defined]
-        else:
-            attr = base.removeprefix("x_")
-            owner, new, old = target, namespace[attr], getattr(target, attr)
-        setattr(owner, attr, new)
-        return owner, attr, old
+            old = owner.__dict__[attr]
+            setattr(owner, attr, new)
+            return [(owner, attr, old)]
+        attr = base.removeprefix("x_")
+        new, old = namespace[attr], getattr(target, attr)
+        swapped: list[tuple[object, str, object]] = []
+        for mod in list(sys.modules.values()):
+            if not getattr(mod, "__name__", "").startswith("irtool"):
+                continue
+            if vars(mod).get(attr) is old:  # the module, and imports by name
+                swapped.append((mod, attr, old))
+                setattr(mod, attr, new)
+            for table in list(vars(mod).values()):  # e.g. a dict of rules
+                if isinstance(table, dict):
+                    for key, value in list(table.items()):
+                        if value is old:
+                            swapped.append((table, key, old))
+                            table[key] = new
+        return swapped
+
+    def put_back(swapped: list[tuple[object, str, object]]) -> None:
+        for owner, key, old in swapped:
+            if isinstance(owner, dict):
+                owner[key] = old
+            else:
+                setattr(owner, key, old)
 
     class Plugin:
         @staticmethod
@@ -433,8 +461,17 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                     print(f"  {name}: cannot apply its diff", flush=True)
                     continue
                 namespace = {"__name__": modname, "__package__": modname.rpartition(".")[0]}
-                exec(compile(mutated, str(REPO / module.path), "exec"), namespace)
-                owner, attr, old = swap(name, namespace)
+                tables = registries()
+                saved = [{key: dict(versions) for key, versions in r._items.items()}
+                         for r in tables]
+                add = Registry.add  # the mutated module registers again: replace, not refuse
+                Registry.add = lambda r, key, version, item: r._items.setdefault(  # type: ignore[method-assign]
+                    key, {}).__setitem__(version, item)
+                try:
+                    exec(compile(mutated, str(REPO / module.path), "exec"), namespace)
+                finally:
+                    Registry.add = add  # type: ignore[method-assign]
+                swapped = swap(name, namespace)
                 try:
                     for k, item in enumerate(items):
                         after = items[k + 1] if k + 1 < len(items) else items[0]
@@ -447,7 +484,10 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                             session._setupstate.teardown_exact(items[0])
                             break
                 finally:
-                    setattr(owner, attr, old)
+                    put_back(swapped)
+                    for r, items_before in zip(tables, saved):
+                        r._items.clear()
+                        r._items.update(items_before)
                 print(f"  {name}: {killed.get(name, 'survives')}", flush=True)
             return True
 

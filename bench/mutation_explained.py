@@ -229,6 +229,11 @@ EXPLAINED: dict[str, Note] = {
         (2, '"XXLoopXX"'), (3, '("loop", "TensorIterator")'), (4, '("LOOP", "TensorIterator")'),
         (5, '"XXTensorIteratorXX"'), (6, '"tensoriterator"'), (7, '"TENSORITERATOR"'),
     )},
+    **{_SQ + f"x_deferred_empties__mutmut_{n}": Note(line, (
+        "equivalent: reads is only taken for its truth value before it is read (if reads "
+        "and ...), and None is false like []")) for n, line in (
+        (15, "uses.get(node.output[0], None)"), (17, "uses.get(node.output[0], )"),
+    )},
     _SQ + "x_element_types__mutmut_25": Note(
         "empties.extend(node.output[:2])",
         "equivalent: only a SequenceEmpty's first output is ever looked up "

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from support.conversion import check_conversion, loop_layers, make_model, run_onnxruntime, vi
 
 import irtool
-from irtool.passes.vectorize import batched_form, why_not
+from irtool.passes.vectorize import VectorizeLoops, batched_form, why_not
 from irtool.runtime import Executor
 
 F32, I64, BOOL = np.float32, np.int64, np.bool_
@@ -329,6 +329,10 @@ def test_body_ops_in_ir_are_batched_as_the_spec_computes_them(case: str) -> None
     model = _scan_rows(x, op, out, axis=axis)
     assert why_not(_ti(model)) is None
     check(model, {"x": x}, {"y": want.astype(F32)}, openvino=openvino)
+    # The batched form in place of the loop (irtool's runtime would fall back to the loop
+    # where the batched form fails)
+    assert VectorizeLoops()(model).changes == 1
+    check(model, {"x": x}, {"y": want.astype(F32)}, openvino=openvino)
 
 
 def test_a_reshape_to_a_static_0_dim_is_batched() -> None:
@@ -344,6 +348,7 @@ def test_a_reshape_to_a_static_0_dim_is_batched() -> None:
                     {"special_zero": "false"}, shape=(1, 0, 1))
     model = _scan_rows(x, op, (1, 0, 1))
     assert why_not(_ti(model)) is None
+    assert VectorizeLoops()(model).changes == 1
     check(model, {"x": x}, {"y": np.zeros((4, 0, 1), F32)}, openvino=False)
 
 

@@ -709,20 +709,20 @@ def test_an_empty_list_takes_its_elements_from_the_other_branch(cond: bool,
 
 
 def test_an_element_read_back_does_not_loosen_the_list_it_joins(tmp_path: Path) -> None:
-    """A [2, 3] tensor and one read back from another list (SequenceAt, declared [?, 3])
-    inserted into an empty list: the read-back element tells nothing new, so the list's
-    elements are [2, 3]; onnxruntime's values."""
-    nodes = [helper.make_node("SequenceConstruct", ["a"], ["src"]),
+    """A [2, 3] tensor and one read back from another list (SequenceAt of a list of [?, 3]
+    tensors) inserted into an empty list: the read-back element tells nothing new, so the
+    list's elements are [2, 3]; onnxruntime's values."""
+    nodes = [helper.make_node("SequenceConstruct", ["c"], ["src"]),
              const_node("zero", 0, I64),
              helper.make_node("SequenceAt", ["src", "zero"], ["back"]),
              helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
              helper.make_node("SequenceInsert", ["e", "a"], ["s1"]),
              helper.make_node("SequenceInsert", ["s1", "back"], ["s2"]),
              helper.make_node("ConcatFromSequence", ["s2"], ["y"], axis=0, new_axis=1)]
-    model = make_model(nodes, [vi("a", F32, [2, 3])], [vi("y", F32, [2, 2, 3])])
-    model.graph.value_info.append(vi("back", F32, [None, 3]))
-    a = np.random.default_rng(15).standard_normal((2, 3)).astype(F32)
-    check_conversion(model, {"a": a}, tmp_path)
+    model = make_model(nodes, [vi("a", F32, [2, 3]), vi("c", F32, [None, 3])],
+                       [vi("y", F32, [2, 2, 3])])
+    a, c = np.random.default_rng(15).standard_normal((2, 2, 3)).astype(F32)
+    check_conversion(model, {"a": a, "c": c}, tmp_path)
 
 
 def lists_linked_by_one_end(kinds: list[str]) -> object:
