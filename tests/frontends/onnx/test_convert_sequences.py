@@ -557,13 +557,23 @@ def _bodiless_loop_first() -> object:
                                                    vi("ys", F32, [2, 3])])
 
 
+def _two_lists_one_output() -> object:
+    """``_two_lists_loop`` whose Loop lists one output for its two lists."""
+    model = _two_lists_loop(4, 3)
+    del model.graph.node[2].output[1]
+    return model
+
+
 @pytest.mark.parametrize(("model", "message"), [
     (_bodiless_loop_first(), "node loop: Loop: the 'body' attribute is missing"),
+    (_two_lists_one_output(),
+     "node loop: Loop: the body has 3 outputs; 1 + 2 carried + 0 scan outputs expected"),
     (_two_lists_loop(4, 3, body=False), NO_ELEMENT_SHAPE),
     (_two_lists_loop(3, 3), NO_ELEMENT_SHAPE),
     (_two_lists_loop(4, 2),
      "node loop: Loop: the body has 2 outputs; 1 + 2 carried + 0 scan outputs expected"),
-], ids=["no body, an insert after", "no body", "an input short", "an output short"])
+], ids=["no body, an insert after", "a Loop output short", "no body", "an input short",
+        "an output short"])
 def test_a_loop_body_that_does_not_fit_its_lists_is_refused(model: object,
                                                             message: str) -> None:
     """Lists that start empty and grow in a Loop whose body lacks, or has too few inputs or
@@ -791,4 +801,61 @@ def test_an_empty_list_of_no_output_is_one_line() -> None:
              helper.make_node("Identity", ["a"], ["y"])]
     model = make_model(nodes, [vi("a", F32, [3])], [vi("y", F32, [3])])
     with pytest.raises(irtool.ConversionError, match=r"^not a valid ONNX model: node lost: "):
+        irtool.convert(model)
+
+
+def test_lists_typed_only_after_the_loop_or_the_if(tmp_path: Path) -> None:
+    """Empty lists that a Loop passes on unchanged, and that both branches of an If return
+    empty, get their elements from an insert into the Loop's (the If's) output: each
+    output is one list with what feeds it; onnxruntime's values."""
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("Identity", ["s_in"], ["s_out"])], "body",
+                             [vi("i", I64, []), vi("c_in", BOOL, []), _seq("s_in")],
+                             [vi("c_out", BOOL, []), _seq("s_out")])
+
+    def empty_branch(name: str) -> object:
+        return helper.make_graph([helper.make_node("SequenceEmpty", [], [name],
+                                                   dtype=TensorProto.FLOAT)], name, [],
+                                 [_seq(name)])
+    nodes = [const_node("M", 2, I64),
+             helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+             helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body),
+             helper.make_node("SequenceInsert", ["s", "a"], ["s1"]),
+             helper.make_node("If", ["c"], ["t"], then_branch=empty_branch("e1"),
+                              else_branch=empty_branch("e2")),
+             helper.make_node("SequenceInsert", ["t", "a"], ["t1"]),
+             helper.make_node("ConcatFromSequence", ["s1"], ["y"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["t1"], ["z"], axis=0, new_axis=1)]
+    model = make_model(nodes, [vi("a", F32, [3]), vi("c", BOOL, [])],
+                       [vi("y", F32, [1, 3]), vi("z", F32, [1, 3])])
+    a = np.random.default_rng(17).standard_normal(3).astype(F32)
+    check_conversion(model, {"a": a, "c": np.array(True)}, tmp_path)
+
+
+def test_elements_static_and_dynamic_leave_an_empty_list_unknown() -> None:
+    """An empty list grown by a [?, 3] tensor, then a [2, 3] one: its elements' shape is
+    not static (the union of both), so the empty list is refused, naming it."""
+    nodes = [helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT, name="e"),
+             helper.make_node("SequenceInsert", ["e", "c"], ["s1"]),
+             helper.make_node("SequenceInsert", ["s1", "a"], ["s2"]),
+             helper.make_node("ConcatFromSequence", ["s2"], ["y"], axis=0, new_axis=1)]
+    model = make_model(nodes, [vi("c", F32, [None, 3]), vi("a", F32, [2, 3])],
+                       [vi("y", F32, [2, None, 3])])
+    with pytest.raises(irtool.ConversionError,
+                       match=r"^node e: SequenceEmpty: the element shape of this empty "
+                             r"sequence is not known statically"):
+        irtool.convert(model)
+
+
+def test_an_if_branch_with_fewer_outputs_than_the_if_is_one_line() -> None:
+    """An If of one output whose then-branch has none (not valid ONNX): the If's one-line
+    error, not a failure while following lists through If outputs."""
+    then = helper.make_graph([], "then", [], [])
+    other = helper.make_graph([helper.make_node("Identity", ["a"], ["b"])], "else", [],
+                              [vi("b", F32, [3])])
+    model = make_model([helper.make_node("If", ["c"], ["t"], then_branch=then,
+                                         else_branch=other, name="if")],
+                       [vi("a", F32, [3]), vi("c", BOOL, [])], [vi("t", F32, [3])])
+    with pytest.raises(irtool.ConversionError,
+                       match=r"^node if: If: then_branch has 0 outputs, the node 1$"):
         irtool.convert(model)
