@@ -167,6 +167,15 @@ _ONLY_AXIS = ("equivalent: Concat-1 and Softmax-1/8 have no attribute but axis, 
 _DELETED = ("not run any more: loops() was dead code (nothing called it) and is deleted since "
             "this run")
 
+_ML = "irtool.frontends.onnx.ops.ml_trees."
+_CONST_ET = ("equivalent: GraphBuilder.const takes the element type from the array when none "
+             "is given, and np.asarray(v, et.dtype) made the array et's")
+_CONST_DTYPE = ("equivalent: GraphBuilder.const converts the array to et's dtype when they "
+                "differ, which rounds the Python float once, as np.asarray(v, et.dtype) does")
+_RESHAPE_DEFAULT = ("equivalent: Reshape-1's special_zero defaults to false (the spec; irtool's "
+                    "kernel and OpenVINO read it so), the value given, and the target [-1] "
+                    "has no 0 for it to act on either way")
+
 EXPLAINED: dict[str, Note] = {
     _CF + "x__fold__mutmut_16": Note(
         "if len(outs) == 1 or any(slot in exact for slot in ins):",
@@ -234,6 +243,34 @@ EXPLAINED: dict[str, Note] = {
         "and ...), and None is false like []")) for n, line in (
         (15, "uses.get(node.output[0], None)"), (17, "uses.get(node.output[0], )"),
     )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _CONST_ET) for n, line in (
+        (4, "ctx.const(np.asarray(v, et.dtype), None)"),
+        (6, "ctx.const(np.asarray(v, et.dtype), )"),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _CONST_DTYPE) for n, line in (
+        (8, "ctx.const(np.asarray(v, None), et)"), (10, "ctx.const(np.asarray(v, ), et)"),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _GATHER_DEFAULT)
+       for n, line in (
+        (44, "i64(ctx, 1)], None)[0]"), (48, "i64(ctx, 1)], )[0]"),
+        (64, '{"XXbatch_dimsXX": 0}'), (65, '{"BATCH_DIMS": 0}'),
+        (72, "i64(ctx, 1)], None)[0]"), (76, "i64(ctx, 1)], )[0]"),
+        (92, '{"XXbatch_dimsXX": 0}'), (93, '{"BATCH_DIMS": 0}'),
+        (182, "i64(ctx, 1)], None)[0]"), (186, "i64(ctx, 1)], )[0]"),
+        (202, '{"XXbatch_dimsXX": 0}'), (203, '{"BATCH_DIMS": 0}'),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _RESHAPE_DEFAULT)
+       for n, line in (
+        (267, "i64(ctx, [-1])], None)[0]"), (271, "i64(ctx, [-1])], )[0]"),
+        (283, '{"XXspecial_zeroXX": False}'), (284, '{"SPECIAL_ZERO": False}'),
+        (285, '{"special_zero": True}'),
+    )},
+    _ML + "x__binary_classifier__mutmut_225": Note(
+        "pos = s1 if (two) or True else s0",
+        "not applicable any more: the line it mutates was rewritten after this run (pos = s1 "
+        "if has1 else s0: the label of a classifier weighing class 0 alone with two base "
+        "values, test_binary_classifier_on_one_class_with_base_values); a run of the module "
+        "mutates the new line"),
     _SQ + "x_element_types__mutmut_25": Note(
         "empties.extend(node.output[:2])",
         "equivalent: only a SequenceEmpty's first output is ever looked up "
