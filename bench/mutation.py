@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -472,6 +473,9 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                 finally:
                     Registry.add = add  # type: ignore[method-assign]
                 swapped = swap(name, namespace)
+                # A mutant that loops forever (mutmut's timeout): the alarm fails the test.
+                signal.signal(signal.SIGALRM, _too_long)
+                signal.alarm(IN_PROCESS_LIMIT)
                 try:
                     for k, item in enumerate(items):
                         after = items[k + 1] if k + 1 < len(items) else items[0]
@@ -484,6 +488,7 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                             session._setupstate.teardown_exact(items[0])
                             break
                 finally:
+                    signal.alarm(0)
                     put_back(swapped)
                     for r, items_before in zip(tables, saved):
                         r._items.clear()
@@ -501,6 +506,13 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
         if env_ci is not None:
             os.environ["CI"] = env_ci
     return killed
+
+
+IN_PROCESS_LIMIT = 120  # seconds of tests per mutant in recheck_in_process
+
+
+def _too_long(signum: int, frame: object) -> None:
+    raise TimeoutError(f"the tests ran past {IN_PROCESS_LIMIT} s on this mutant")
 
 
 def _commit() -> str:
