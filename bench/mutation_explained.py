@@ -265,6 +265,11 @@ EXPLAINED: dict[str, Note] = {
         (283, '{"XXspecial_zeroXX": False}'), (284, '{"SPECIAL_ZERO": False}'),
         (285, '{"special_zero": True}'),
     )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, (
+        "equivalent: in this branch no leaf weighs class 1 (has1 is false), so s1 is "
+        "replaced by the constant 0 column a few lines on (if not has1), and what it held "
+        "here is never read (onnxruntime too leaves class 1's column 0, base value or not)"))
+       for n, line in ((140, "s1 = None"), (152, 's1 = binary(ctx, "Add", s1, const(None))'))},
     _ML + "x__binary_classifier__mutmut_225": Note(
         "pos = s1 if (two) or True else s0",
         "not applicable any more: the line it mutates was rewritten after this run (pos = s1 "
