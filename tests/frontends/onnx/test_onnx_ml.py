@@ -699,13 +699,9 @@ def test_binary_classifier_on_one_class_with_weights_from_0(weighed: int,
 def test_binary_classifier_of_no_weights_and_one_base_value_is_refused() -> None:
     """A classifier whose leaves weigh no class (empty class_* lists) and one base value:
     onnxruntime then writes one of the two score columns only; refused in one line."""
-    model = _stump_classifier([0, 1], class_treeids=None, class_nodeids=None, class_ids=None,
-                              class_weights=None, base_values=[0.5])
-    node = model.graph.node[0]
-    node.attribute.extend(helper.make_attribute(name, [], attr_type=onnx.AttributeProto.INTS)
-                          for name in ("class_treeids", "class_nodeids", "class_ids"))
-    node.attribute.append(helper.make_attribute("class_weights", [],
-                                                attr_type=onnx.AttributeProto.FLOATS))
+    model = _no_weights(_stump_classifier([0, 1], class_treeids=None, class_nodeids=None,
+                                          class_ids=None, class_weights=None,
+                                          base_values=[0.5]))
     with pytest.raises(irtool.ConversionError,
                        match=r"^node trees: TreeEnsembleClassifier: two classes, one score and "
                              r"base_values: onnxruntime writes one of the two score columns "
@@ -726,3 +722,46 @@ def test_binary_classifier_on_one_class_with_base_values(weighed: int, base: lis
                               base_values=base)
     x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
     check(model, {"X": x}, tmp_path)
+
+
+def _no_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``'s classifier with empty class_* lists (an empty list attribute needs its
+    type said)."""
+    node = model.graph.node[0]
+    node.attribute.extend(helper.make_attribute(name, [], attr_type=onnx.AttributeProto.INTS)
+                          for name in ("class_treeids", "class_nodeids", "class_ids"))
+    node.attribute.append(helper.make_attribute("class_weights", [],
+                                                attr_type=onnx.AttributeProto.FLOATS))
+    return model
+
+
+def _string_labels(model: onnx.ModelProto) -> onnx.ModelProto:
+    node = model.graph.node[0]
+    for attribute in [a for a in node.attribute if a.name == "classlabels_int64s"]:
+        node.attribute.remove(attribute)
+    node.attribute.append(helper.make_attribute("classlabels_strings", ["no", "yes"]))
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("label", TensorProto.STRING,
+                                                                 [None]))
+    return model
+
+
+BINARY_STUMPS = {
+    # no leaf weighs a class: onnxruntime's labels are 0 and 1 themselves, scores 0
+    "no weights": lambda: _no_weights(_stump_classifier(
+        [4, 9], class_treeids=None, class_nodeids=None, class_ids=None, class_weights=None)),
+    # class 0 alone, a negative weight: not the all-positive rule (cut 0, negated column)
+    "class 0, a negative weight": lambda: _stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2]),
+    # both classes on every leaf, string labels
+    "both classes, string labels": lambda: _string_labels(_stump_classifier(
+        [4, 9], class_treeids=[0, 0, 0, 0], class_nodeids=[1, 1, 2, 2], class_ids=[0, 1, 0, 1],
+        class_weights=[0.5, -0.2, -0.1, 0.4])),
+}
+
+
+@pytest.mark.parametrize("case", list(BINARY_STUMPS))
+def test_binary_classifier_layouts(case: str, tmp_path: Path) -> None:
+    """Two-class tree classifiers in onnxruntime's other layouts: labels and scores as it
+    gives them (OpenVINO not asked for string labels)."""
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    check(BINARY_STUMPS[case](), {"X": x}, tmp_path, openvino="string" not in case)
