@@ -276,6 +276,15 @@ EXPLAINED: dict[str, Note] = {
         "if has1 else s0: the label of a classifier weighing class 0 alone with two base "
         "values, test_binary_classifier_on_one_class_with_base_values); a run of the module "
         "mutates the new line"),
+    **{_SQ + f"x_element_types__mutmut_{n}": Note(line, (
+        "not equivalent, and not pinned: it differs only where a tensor inserted into a "
+        "list has no type at all in the model after ONNX shape inference (then the original "
+        "leaves the list's elements unknown, and this mutant takes the other inserts' "
+        "type); graph inputs, initializers and every op output shape inference types have "
+        "one, and no model of the tests (nor one onnxruntime runs) inserts an untyped "
+        "tensor")) for n, line in (
+        (127, "unknown.add(None)"), (139, "None if (root in unknown) and False else"),
+    )},
     _SQ + "x_element_types__mutmut_25": Note(
         "empties.extend(node.output[:2])",
         "equivalent: only a SequenceEmpty's first output is ever looked up "
