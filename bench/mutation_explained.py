@@ -270,6 +270,14 @@ EXPLAINED: dict[str, Note] = {
         "replaced by the constant 0 column a few lines on (if not has1), and what it held "
         "here is never read (onnxruntime too leaves class 1's column 0, base value or not)"))
        for n, line in ((140, "s1 = None"), (152, 's1 = binary(ctx, "Add", s1, const(None))'))},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, (
+        "not equivalent, and not pinned: it refuses, besides the original's case, a "
+        "classifier whose leaves weigh no class, with one base value and a PROBIT transform, "
+        "which the original converts to one score column; there onnxruntime writes one of "
+        "the two columns and leaves the other uninitialised (4.6e-41 seen), so no reference "
+        "says what that converts to")) for n, line in (
+        (349, 'post != "XXPROBITXX"'), (350, 'post != "probit"'),
+    )},
     _ML + "x__binary_classifier__mutmut_225": Note(
         "pos = s1 if (two) or True else s0",
         "not applicable any more: the line it mutates was rewritten after this run (pos = s1 "

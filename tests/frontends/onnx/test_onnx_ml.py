@@ -752,16 +752,28 @@ BINARY_STUMPS = {
     # class 0 alone, a negative weight: not the all-positive rule (cut 0, negated column)
     "class 0, a negative weight": lambda: _stump_classifier(
         [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2]),
-    # both classes on every leaf, string labels
+    # the same through a logistic, and on a double input (its scores converted to float)
+    "class 0, logistic": lambda: _stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2], post_transform="LOGISTIC"),
+    "class 0, double input": lambda: _double_input(_stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2])),
+    # both classes on every leaf, string labels: "no" and "yes" both given
     "both classes, string labels": lambda: _string_labels(_stump_classifier(
         [4, 9], class_treeids=[0, 0, 0, 0], class_nodeids=[1, 1, 2, 2], class_ids=[0, 1, 0, 1],
-        class_weights=[0.5, -0.2, -0.1, 0.4])),
+        class_weights=[0.5, -2.0, -0.1, 0.4])),
 }
+
+
+def _double_input(model: onnx.ModelProto) -> onnx.ModelProto:
+    model.graph.input[0].CopyFrom(helper.make_tensor_value_info("X", TensorProto.DOUBLE,
+                                                                [None, 2]))
+    return model
 
 
 @pytest.mark.parametrize("case", list(BINARY_STUMPS))
 def test_binary_classifier_layouts(case: str, tmp_path: Path) -> None:
     """Two-class tree classifiers in onnxruntime's other layouts: labels and scores as it
     gives them (OpenVINO not asked for string labels)."""
-    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float64 if "double" in case
+                 else np.float32)
     check(BINARY_STUMPS[case](), {"X": x}, tmp_path, openvino="string" not in case)
