@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -110,6 +111,13 @@ LOOP_FACTS_TESTS = ("tests/passes/test_loop_facts.py", "tests/passes/test_vector
 SESSION_TESTS = ("tests/runtime/test_session.py", "tests/frontends/onnx/test_random_ops.py")
 
 
+def _fixtures(*names: str) -> tuple[str, ...]:
+    """The exported-model tests that run ``names`` with irtool's runtime (OpenVINO's runs
+    of the same IR add nothing a converter mutant changes that irtool's would not show)."""
+    return tuple("tests/frontends/onnx/test_exporter_fixtures.py::"
+                 f"test_irtool_runtime_matches_onnxruntime[{name}]" for name in names)
+
+
 @dataclass(frozen=True)
 class Module:
     """A module to mutate and the test files that exercise it."""
@@ -140,8 +148,10 @@ MODULES = (
     Module("irtool/runtime/variables.py", SESSION_TESTS),
     Module("irtool/passes/decompression.py", ("tests/opset/test_low_precision.py",)),
     # Issue 21's modules not run yet (the next session's: the command in docs/mutation.md).
+    # its own tests, and the runtime's batched forms (where they run, what they check)
     Module("irtool/passes/vectorize.py", ("tests/passes/test_vectorize.py",
-                                          "tests/passes/test_vectorize_soundness.py")),
+                                          "tests/passes/test_vectorize_soundness.py",
+                                          "tests/runtime/test_control_flow_kernels.py")),
     # the plan's folding (pool fusion's file holds its tests), decompression chains, and
     # constant_value, which the ONNX If translator asks for a constant condition
     Module("irtool/passes/constant_folding.py", ("tests/passes/test_constant_folding.py",
@@ -149,9 +159,19 @@ MODULES = (
                                                  "tests/passes/test_pipelines.py",
                                                  "tests/opset/test_low_precision.py",
                                                  "tests/frontends/onnx/test_convert_if.py")),
+    # sequences: its own tests, and the exported models built on Python lists (torch.jit
+    # script: lists grown in a loop, stacked, concatenated ragged, nested), run by irtool
     Module("irtool/frontends/onnx/sequences.py",
-           ("tests/frontends/onnx/test_convert_sequences.py",)),
-    Module("irtool/frontends/onnx/ops/ml_trees.py", ("tests/frontends/onnx/test_onnx_ml.py",)),
+           ("tests/frontends/onnx/test_convert_sequences.py",
+            *_fixtures("ts_greedy_decode_eos_cat", "ts_greedy_decode_stack", "ts_list_stack_rnn",
+                       "ts_map_loop_w16", "ts_nested_lists", "ts_ragged_cat",
+                       "ts_ragged_cat_dynamic"))),
+    # the tree ensembles: the ONNX-ML tests, and the exported LightGBM, XGBoost and
+    # scikit-learn tree models run by irtool
+    Module("irtool/frontends/onnx/ops/ml_trees.py",
+           ("tests/frontends/onnx/test_onnx_ml.py",
+            *_fixtures("lgbm_classifier", "lgbm_regressor", "skl_gradient_boosting_regressor",
+                       "skl_random_forest_classifier", "xgb_classifier", "xgb_regressor"))),
 )
 
 # mutmut's exit codes of a mutant's test run, as in mutmut.stats.status_by_exit_code, but
@@ -366,16 +386,17 @@ def recheck(module: Module, result: dict, tests: list[str] | None = None) -> dic
 
 def recheck_in_process(module: Module, result: dict, tests: list[str] | None = None,
                        select: str | None = None) -> dict[str, str]:
-    """``recheck`` in one pytest session of this process, for when a session per mutant
-    is too slow: each mutant's function (from today's source with the mutant's diff applied)
-    replaces the original in the imported module while the tests (``-k select``) run, and
-    the original is put back after. A function imported by name elsewhere keeps its
-    original there, so such mutants can only look like survivors. Kills need confirming with
-    a session per mutant: in this one session a test can fail after earlier swaps for reasons
-    of its own (five of the reader's survivors were "killed" by test_ir_core's loop11 round
-    trip here, and each passed it in a session of its own). Not for the IR writer: a mutant
-    that writes a .bin some test has mapped takes the whole session down (SIGBUS); recheck
-    it with a session per mutant."""
+    """``recheck`` in one pytest session of this process, for when a session per mutant is too
+    slow: each mutant's function (from today's source with the mutant's diff applied)
+    replaces the original while the tests (``-k select``) run, wherever irtool holds it (the
+    module, modules that imported it by name, module-level tables such as a rule dict), and
+    the original is put back after; what the mutated module registers when it runs (ONNX
+    translators, ops) replaces the originals in their registries until then. Kills need
+    confirming with a session per mutant: in this one session a test can fail after earlier
+    swaps for reasons of its own (five of the reader's survivors were "killed" by
+    test_ir_core's loop11 round trip here, and each passed it in a session of its own). Not
+    for the IR writer: a mutant that writes a .bin some test has mapped takes the whole
+    session down (SIGBUS); recheck it with a session per mutant."""
     import importlib
 
     import pytest
@@ -389,20 +410,47 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                                                   key=lambda kv: _mutant_order(kv[0]))
             if name not in killed and explanation(name, diff) is None]
 
-    def swap(name: str, namespace: dict) -> tuple[object, str, object]:
-        """Put the mutant's function (from ``namespace``) in place of the original; what
-        to put back. mutmut names a function ``f`` ``x_f``, a method ``xǁClassǁf``."""
+    from irtool.core.registry import Registry
+
+    def registries() -> list[Registry]:
+        return [value for mod in list(sys.modules.values())
+                if getattr(mod, "__name__", "").startswith("irtool")
+                for value in list(vars(mod).values()) if isinstance(value, Registry)]
+
+    def swap(name: str, namespace: dict) -> list[tuple[object, str, object]]:
+        """Put the mutant's function (from ``namespace``) in place of the original wherever
+        irtool holds it; what to put back. mutmut names a function ``f`` ``x_f``, a method
+        ``xǁClassǁf``."""
         base = name.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
-        owner: object
         if base.startswith("xǁ"):
             _, cls, attr = base.split("ǁ")
             owner, new = getattr(target, cls), namespace[cls].__dict__[attr]
-            old = owner.__dict__[attr]  # type: ignore[attr-defined]
-        else:
-            attr = base.removeprefix("x_")
-            owner, new, old = target, namespace[attr], getattr(target, attr)
-        setattr(owner, attr, new)
-        return owner, attr, old
+            old = owner.__dict__[attr]
+            setattr(owner, attr, new)
+            return [(owner, attr, old)]
+        attr = base.removeprefix("x_")
+        new, old = namespace[attr], getattr(target, attr)
+        swapped: list[tuple[object, str, object]] = []
+        for mod in list(sys.modules.values()):
+            if not getattr(mod, "__name__", "").startswith("irtool"):
+                continue
+            if vars(mod).get(attr) is old:  # the module, and imports by name
+                swapped.append((mod, attr, old))
+                setattr(mod, attr, new)
+            for table in list(vars(mod).values()):  # e.g. a dict of rules
+                if isinstance(table, dict):
+                    for key, value in list(table.items()):
+                        if value is old:
+                            swapped.append((table, key, old))
+                            table[key] = new
+        return swapped
+
+    def put_back(swapped: list[tuple[object, str, object]]) -> None:
+        for owner, key, old in swapped:
+            if isinstance(owner, dict):
+                owner[key] = old
+            else:
+                setattr(owner, key, old)
 
     class Plugin:
         @staticmethod
@@ -414,8 +462,20 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                     print(f"  {name}: cannot apply its diff", flush=True)
                     continue
                 namespace = {"__name__": modname, "__package__": modname.rpartition(".")[0]}
-                exec(compile(mutated, str(REPO / module.path), "exec"), namespace)
-                owner, attr, old = swap(name, namespace)
+                tables = registries()
+                saved = [{key: dict(versions) for key, versions in r._items.items()}
+                         for r in tables]
+                add = Registry.add  # the mutated module registers again: replace, not refuse
+                Registry.add = lambda r, key, version, item: r._items.setdefault(  # type: ignore[method-assign]
+                    key, {}).__setitem__(version, item)
+                try:
+                    exec(compile(mutated, str(REPO / module.path), "exec"), namespace)
+                finally:
+                    Registry.add = add  # type: ignore[method-assign]
+                swapped = swap(name, namespace)
+                # A mutant that loops forever (mutmut's timeout): the alarm fails the test.
+                signal.signal(signal.SIGALRM, _too_long)
+                signal.alarm(IN_PROCESS_LIMIT)
                 try:
                     for k, item in enumerate(items):
                         after = items[k + 1] if k + 1 < len(items) else items[0]
@@ -428,7 +488,11 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
                             session._setupstate.teardown_exact(items[0])
                             break
                 finally:
-                    setattr(owner, attr, old)
+                    signal.alarm(0)
+                    put_back(swapped)
+                    for r, items_before in zip(tables, saved):
+                        r._items.clear()
+                        r._items.update(items_before)
                 print(f"  {name}: {killed.get(name, 'survives')}", flush=True)
             return True
 
@@ -442,6 +506,13 @@ def recheck_in_process(module: Module, result: dict, tests: list[str] | None = N
         if env_ci is not None:
             os.environ["CI"] = env_ci
     return killed
+
+
+IN_PROCESS_LIMIT = 120  # seconds of tests per mutant in recheck_in_process
+
+
+def _too_long(signum: int, frame: object) -> None:
+    raise TimeoutError(f"the tests ran past {IN_PROCESS_LIMIT} s on this mutant")
 
 
 def _commit() -> str:

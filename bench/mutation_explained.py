@@ -120,10 +120,6 @@ _DYNAMIC_TYPE = ("equivalent: the variable's declared type is read only by the s
                  "taking None (any)")
 
 _DC = "irtool.passes.decompression."
-_OV_WIDER = ("not equivalent, and not pinned: it differs only where irtool and OpenVINO's CPU "
-             "plugin already differ (measured with openvino 2026.4.1 on {}: the plugin "
-             "computes in f32 where irtool keeps the spec's f16 steps); a test awaits the "
-             "decision whether irtool follows the plugin there too")
 _SHADOW_F64 = ("equivalent: a shadow computed in f64 instead of f32 is cast to f32 after each "
                "Subtract or Multiply it feeds; each of them computes one exact operation on "
                "values f32 holds exactly (a product of two of them fits f64's 53 bits), so "
@@ -140,6 +136,45 @@ _PARAMETER_TAKEN = ("equivalent: a Parameter (for mutant 15 also a control-flow 
                     "gives None as the original does")
 _CONST_NO_INPUTS = ("equivalent: a Const has no inputs, so the loop over its inputs does "
                     "nothing either way and it goes into order the same")
+
+_SQ = "irtool.frontends.onnx.sequences."
+_CONST_LAYER = ("equivalent: GraphBuilder.const_value reads only the Value's layer (a Const, "
+                "whose one output is the value), never its port or type")
+_RESHAPE_NEG = ("equivalent: numpy takes any negative size in reshape for the one to infer, "
+                "so reshape(-2) is reshape(-1): the same flat array")
+_NESTED_READS = ("equivalent: reads is asked only whether a body input is read exactly once "
+                 "(the carried list) and whether a name is read at all (the insert's "
+                 "output); a read inside a nested graph counted as 2 or more (or starting "
+                 "from 1) makes every count it touches 2 or more, as the original's reads "
+                 "(the insert's own and the nested one) do, and a name it counts is in reads "
+                 "either way")
+_READ_INDEX = ("equivalent: the input index of a read is only asked by deferred_empties, as "
+               "k >= 2 (a Loop's carried input) of a reader that is a Loop; a read from a "
+               "nested graph (or by a graph output, which has no reader) numbered 1 or -2 "
+               "instead of -1 is below 2 all the same")
+_GATHER_DEFAULT = ("equivalent: Gather-8's batch_dims defaults to 0 (the spec; irtool's "
+                   "kernel and OpenVINO read it so), the value given; an attribute of "
+                   "another name is read by neither")
+_INFERRED = ("equivalent: without outputs the builder infers the Gather's output type from "
+             "its inputs: the shape's integer type, of [len(indices)], the type given")
+
+_VZ = "irtool.passes.vectorize."
+_RANK_KNOWN = ("equivalent: _rank uses the batcher only to refuse a value of unknown rank, and "
+               "every value of the batched graph has a known rank: a body port of unknown "
+               "rank is refused by info() before, and each layer added declares its shape")
+_ONLY_AXIS = ("equivalent: Concat-1 and Softmax-1/8 have no attribute but axis, which is set "
+              "here")
+_DELETED = ("not run any more: loops() was dead code (nothing called it) and is deleted since "
+            "this run")
+
+_ML = "irtool.frontends.onnx.ops.ml_trees."
+_CONST_ET = ("equivalent: GraphBuilder.const takes the element type from the array when none "
+             "is given, and np.asarray(v, et.dtype) made the array et's")
+_CONST_DTYPE = ("equivalent: GraphBuilder.const converts the array to et's dtype when they "
+                "differ, which rounds the Python float once, as np.asarray(v, et.dtype) does")
+_RESHAPE_DEFAULT = ("equivalent: Reshape-1's special_zero defaults to false (the spec; irtool's "
+                    "kernel and OpenVINO read it so), the value given, and the target [-1] "
+                    "has no 0 for it to act on either way")
 
 EXPLAINED: dict[str, Note] = {
     _CF + "x__fold__mutmut_16": Note(
@@ -178,15 +213,137 @@ EXPLAINED: dict[str, Note] = {
         "steps_on_constants=None",
         "equivalent: _fold reads steps_on_constants only for its truth value, and None is "
         "false like False"),
-    _DC + "x_exact_source__mutmut_2": Note(
-        'et.kind not in ("float", "int", "uint") and et.bitwidth > 16',
-        _OV_WIDER.format("an f32 weight converted to f16 then scaled, and a boolean one with "
-                         "a zero point, which this mutant folds as chains")),
-    _DC + "x_exact_source__mutmut_3": Note(
-        'if et is None and et.kind not in ("float", "int", "uint")',
-        _OV_WIDER.format("a boolean weight converted to f16 with a zero point and a scale, "
-                         "which this mutant folds as a chain (every Const has an element "
-                         "type, so et is never None here)")),
+    **{_SQ + f"x_name_uses__mutmut_{n}": Note(line, _READ_INDEX) for n, line in (
+        (19, "append((node, +1))"), (20, "append((node, -2))"),
+        (26, "append((None, +1))"), (27, "append((None, -2))"),
+    )},
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _RANK_KNOWN) for fn, n, line in (
+        ("concat", 5, "rank = _rank(None, inputs[0])"),
+        ("reduce", 9, "_rank(None, inputs[0])"), ("squeeze", 11, "_rank(None, inputs[0])"),
+        ("transpose", 2, "rank = _rank(None, inputs[0])"),
+    )},
+    _VZ + "x__concat__mutmut_9": Note(
+        "rank = _rank(b, inputs[1])",
+        "equivalent on IR that validate passes: a Concat's inputs have one rank, and here "
+        "every one is a per-iteration value (checked just before), so input 1 gives the "
+        "rank input 0 does"),
+    _VZ + "x__concat__mutmut_28": Note("dict(axis=str(axis)))", _ONLY_AXIS),
+    _VZ + "x__softmax__mutmut_5": Note("attrs = dict(axis=str(", _ONLY_AXIS),
+    _VZ + "x__reshape__mutmut_13": Note(
+        "(b.trip_dim, *out), None)]",
+        "equivalent: only the new Reshape layer's name changes (the builder names it); a "
+        "layer name carries no value, and a model output's tensor names are kept on ports"),
+    **{_VZ + f"x_loops__mutmut_{n}": Note(line, _DELETED) for n, line in (
+        (1, 'if layer.type not in ("Loop", "TensorIterator")'),
+        (2, '"XXLoopXX"'), (3, '("loop", "TensorIterator")'), (4, '("LOOP", "TensorIterator")'),
+        (5, '"XXTensorIteratorXX"'), (6, '"tensoriterator"'), (7, '"TENSORITERATOR"'),
+    )},
+    **{_SQ + f"x_deferred_empties__mutmut_{n}": Note(line, (
+        "equivalent: reads is only taken for its truth value before it is read (if reads "
+        "and ...), and None is false like []")) for n, line in (
+        (15, "uses.get(node.output[0], None)"), (17, "uses.get(node.output[0], )"),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _CONST_ET) for n, line in (
+        (4, "ctx.const(np.asarray(v, et.dtype), None)"),
+        (6, "ctx.const(np.asarray(v, et.dtype), )"),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _CONST_DTYPE) for n, line in (
+        (8, "ctx.const(np.asarray(v, None), et)"), (10, "ctx.const(np.asarray(v, ), et)"),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _GATHER_DEFAULT)
+       for n, line in (
+        (44, "i64(ctx, 1)], None)[0]"), (48, "i64(ctx, 1)], )[0]"),
+        (64, '{"XXbatch_dimsXX": 0}'), (65, '{"BATCH_DIMS": 0}'),
+        (72, "i64(ctx, 1)], None)[0]"), (76, "i64(ctx, 1)], )[0]"),
+        (92, '{"XXbatch_dimsXX": 0}'), (93, '{"BATCH_DIMS": 0}'),
+        (182, "i64(ctx, 1)], None)[0]"), (186, "i64(ctx, 1)], )[0]"),
+        (202, '{"XXbatch_dimsXX": 0}'), (203, '{"BATCH_DIMS": 0}'),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, _RESHAPE_DEFAULT)
+       for n, line in (
+        (267, "i64(ctx, [-1])], None)[0]"), (271, "i64(ctx, [-1])], )[0]"),
+        (283, '{"XXspecial_zeroXX": False}'), (284, '{"SPECIAL_ZERO": False}'),
+        (285, '{"special_zero": True}'),
+    )},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, (
+        "equivalent: in this branch no leaf weighs class 1 (has1 is false), so s1 is "
+        "replaced by the constant 0 column a few lines on (if not has1), and what it held "
+        "here is never read (onnxruntime too leaves class 1's column 0, base value or not)"))
+       for n, line in ((140, "s1 = None"), (152, 's1 = binary(ctx, "Add", s1, const(None))'))},
+    **{_ML + f"x__binary_classifier__mutmut_{n}": Note(line, (
+        "not equivalent, and not pinned: it refuses, besides the original's case, a "
+        "classifier whose leaves weigh no class, with one base value and a PROBIT transform, "
+        "which the original converts to one score column; there onnxruntime writes one of "
+        "the two columns and leaves the other uninitialised (4.6e-41 seen), so no reference "
+        "says what that converts to")) for n, line in (
+        (349, 'post != "XXPROBITXX"'), (350, 'post != "probit"'),
+    )},
+    _ML + "x__binary_classifier__mutmut_225": Note(
+        "pos = s1 if (two) or True else s0",
+        "not applicable any more: the line it mutates was rewritten after this run (pos = s1 "
+        "if has1 else s0: the label of a classifier weighing class 0 alone with two base "
+        "values, test_binary_classifier_on_one_class_with_base_values); a run of the module "
+        "mutates the new line"),
+    **{_SQ + f"x_element_types__mutmut_{n}": Note(line, (
+        "not equivalent, and not pinned: it differs only where a tensor inserted into a "
+        "list has no type at all in the model after ONNX shape inference (then the original "
+        "leaves the list's elements unknown, and this mutant takes the other inserts' "
+        "type); graph inputs, initializers and every op output shape inference types have "
+        "one, and no model of the tests (nor one onnxruntime runs) inserts an untyped "
+        "tensor")) for n, line in (
+        (127, "unknown.add(None)"), (139, "None if (root in unknown) and False else"),
+    )},
+    _SQ + "x_element_types__mutmut_25": Note(
+        "empties.extend(node.output[:2])",
+        "equivalent: only a SequenceEmpty's first output is ever looked up "
+        "(ctx.sequence_element(node.output[0])); a second output, which ONNX's schema does "
+        "not have, is refused when the node converts (\"output 'e2' was not produced\") "
+        "whatever element_types says of it"),
+    _SQ + "x_append_form__mutmut_19": Note(
+        'if a.name == "new_axis"), None)',
+        "equivalent: new_axis is read only for its truth value (if new_axis: continue), "
+        "and None is false like 0"),
+    _SQ + "x_append_form__mutmut_58": Note(
+        "if len(concat_axes) > 2",
+        "equivalent: each reader adds one axis at most to concat_axes, so two axes mean two "
+        "readers, which the second clause (concat_axes and len(reads) > 1) refuses all the "
+        "same"),
+    _SQ + "x_appended_carries__mutmut_37": Note(
+        "for i in range(len(node.input) + 2):",
+        "equivalent: the extra indices are past the Loop's carried values; on a body with "
+        "2 + carried inputs the loop breaks there, and where a body has more, "
+        "translate_loop refuses it before asking, and deferred_empties asks only about the "
+        "Loop's own inputs (k - 2 < carried)"),
+    **{_SQ + f"x_appended_carries__mutmut_{n}": Note(line, _NESTED_READS) for n, line in (
+        (32, "reads[name] = reads.get(name, 1) + 1"),
+        (33, "reads[name] = reads.get(name, 0) + 2"),
+    )},
+    _SQ + "x__joined__mutmut_3": Note(
+        "for v in items[2:]:",
+        "equivalent: the union only declares the stacked tensor's type, of items whose "
+        "element types are one and whose static shapes agree (_same_shapes refuses others); "
+        "a run in which item 1's shape differs from the others' fails at the stacking "
+        "Concat either way, and in every other run the type declared without it fits every "
+        "value the stacking computes"),
+    **{_SQ + f"x__pick__mutmut_{n}": Note(line, _GATHER_DEFAULT) for n, line in (
+        (4, "None, outputs=[TensorInfo(shape.element_type,"),
+        (9, "outputs=[TensorInfo(shape.element_type,"),
+        (25, '{"XXbatch_dimsXX": 0}'), (26, '{"BATCH_DIMS": 0}'),
+    )},
+    **{_SQ + f"x__pick__mutmut_{n}": Note(line, _INFERRED) for n, line in (
+        (5, '{"batch_dims": 0}, outputs=None)[0]'), (10, '{"batch_dims": 0}, )[0]'),
+    )},
+    _SQ + "x__pick__mutmut_29": Note(
+        "None)])[0]",
+        "equivalent in values: the Gather's output is declared of unknown shape instead of "
+        "[len(indices)]; the Multiply and Concat reading it declare their own outputs, and "
+        "irtool's runtime and OpenVINO compute the same [len(indices)] dims"),
+    **{_SQ + f"x__uniform_value__mutmut_{n}": Note(line, _CONST_LAYER) for n, line in (
+        (20, "Value(src[0], None, value.info)"), (21, "Value(src[0], src[1], None)"),
+    )},
+    **{_SQ + f"x__uniform_value__mutmut_{n}": Note(line, _RESHAPE_NEG) for n, line in (
+        (37, "known == known.reshape(-2)[0]"), (42, "return int(known.reshape(-2)[0])"),
+    )},
     _DC + "x_exact_source__mutmut_13": Note(
         "or et.bitwidth > 17:",
         "equivalent: no element type has 17 bits, so > 16 and > 17 agree on all of them"),
@@ -195,21 +352,6 @@ EXPLAINED: dict[str, Note] = {
         "or len(consts) != len(layer.inputs) and not consts:",
         "equivalent: fold is only called for a step one of whose inputs has a shadow, so "
         "consts is never empty, and it has one entry per input of the layer"),
-    _DC + "x_fold__mutmut_20": Note(
-        'if target.name == "f32" or chained[0]:',
-        _OV_WIDER.format("a chain converted to i32: irtool truncates the f16-rounded "
-                         "product (6 where the plugin gives 5), and this mutant would give "
-                         "the f32 product unconverted")),
-    _DC + "x_fold__mutmut_35": Note(
-        "if (layer.type, layer.version) not in _CHAIN and not any(chained):",
-        _OV_WIDER.format("an Add of an f16 bias after the scale, which this mutant folds "
-                         "into the chain")),
-    **{_DC + f"x_fold__mutmut_{n}": Note(line, _OV_WIDER.format(
-        "a scale that is itself a folded Multiply of two f16 constants (a constant without "
-        "a shadow), which this mutant multiplies in f32")) for n, line in (
-        (46, "if exact[0] is None and exact[1] is None:"),
-        (47, "if exact[1] is None or exact[1] is None:"),
-    )},
     _DC + "x_fold__mutmut_51": Note(
         "elif exact[0] is None and not chained[0]:",
         "equivalent: any(chained) holds here, and only the data input of a Reshape, "

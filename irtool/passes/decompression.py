@@ -24,6 +24,12 @@ The rules (anything else runs as a normal step):
 * only a ``Convert`` to f32 whose input comes out of a chain takes the shadow; every
   other reader sees the spec's f16 values.
 
+Beyond these rules irtool computes what the spec says, every f16 step rounded, where the
+CPU plugin still computes in f32: a source of 32 bits or a boolean one, a chain ending in
+a Convert to an integer type, an ``Add`` after the scale, a scale folded from other f16
+constants (docs/openvino-quirks.md). Those are not the form compressed weights take, and
+the spec is the reference irtool judges engines by.
+
 This is the semantics irtool chose (OpenVINO's CPU plugin's numbers), not a speed-up, so
 ``RunOptions.optimize=False`` leaves it on: the compile pipeline folds it with
 ``constant_folding.FoldDecompression``, which is not an optimisation.

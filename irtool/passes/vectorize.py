@@ -36,7 +36,7 @@ so that OpenVINO gets the batched form too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -741,10 +741,3 @@ def _splice(graph: Graph, layer: Layer, form: Graph) -> bool:
             graph.connect(src[0], src[1], consumer, cport)
     graph.remove_layer(layer.id)
     return True
-
-
-def loops(graph: Graph) -> Iterator[Layer]:
-    """Every Loop and TensorIterator of ``graph`` and its bodies."""
-    for _, layer in graph.walk():
-        if layer.type in ("Loop", "TensorIterator"):
-            yield layer

@@ -7,6 +7,7 @@ Gather on strings.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -528,3 +529,251 @@ def test_zipmap_is_refused_with_what_to_do(tmp_path: Path) -> None:
                                                     helper.make_opsetid(ML, 1)])
     with pytest.raises(irtool.ConversionError, match=r"ZipMap.*zipmap.*False"):
         irtool.convert(model)
+
+
+# -- trees the spec does not allow: refused in one line naming the node --------------------
+def _stump(**changes: object) -> onnx.ModelProto:
+    """TreeEnsembleRegressor-3, one tree: x[0] <= 0.5 goes to leaf 1 (weight 1), else to
+    leaf 2 (weight 2); ``changes`` replace attributes (None drops one)."""
+    attrs: dict[str, object] = dict(
+        nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+        nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+        nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0],
+        target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[1.0, 2.0], n_targets=1)
+    attrs.update(changes)
+    node = helper.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, name="trees",
+                            **{k: v for k, v in attrs.items() if v is not None})
+    return ml_model(node, [("X", "f32", [None, 2])], [("Y", "f32", [None, 1])], 3)
+
+
+def _stump_v5(**changes: object) -> onnx.ModelProto:
+    """TreeEnsemble-5, the same stump: node 0 (x[0] <= 0.5), leaves 0 and 1."""
+    attrs: dict[str, object] = dict(
+        n_targets=1, tree_roots=[0], nodes_featureids=[0],
+        nodes_modes=onnx.numpy_helper.from_array(np.array([0], np.uint8), "m"),
+        nodes_splits=onnx.numpy_helper.from_array(np.array([0.5], np.float32), "s"),
+        nodes_truenodeids=[0], nodes_trueleafs=[1], nodes_falsenodeids=[1],
+        nodes_falseleafs=[1], leaf_targetids=[0, 0],
+        leaf_weights=onnx.numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "w"))
+    attrs.update(changes)
+    node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=ML, name="trees",
+                            **{k: v for k, v in attrs.items() if v is not None})
+    return ml_model(node, [("X", "f32", [None, 2])], [("Y", "f32", [None, 1])], 5, 21)
+
+
+def test_the_stumps_run_as_onnxruntime(tmp_path: Path) -> None:
+    """The two stumps the refusals below break: 1 where x[0] <= 0.5, else 2."""
+    x = np.array([[0.2, 9.0], [0.5, 0.0], [0.7, -1.0]], np.float32)
+    for model in (_stump(), _stump_v5()):
+        assert run_onnxruntime(model, {"X": x})["Y"].ravel().tolist() == [1.0, 1.0, 2.0]
+        check(model, {"X": x}, tmp_path)
+
+
+def _stump_classifier(labels: list[int], **changes: object) -> onnx.ModelProto:
+    """TreeEnsembleClassifier-3 on the stump: leaf 1 weighs class 0, leaf 2 class 1."""
+    attrs: dict[str, object] = dict(
+        nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+        nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+        nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0], class_treeids=[0, 0],
+        class_nodeids=[1, 2], class_ids=[0, 1], class_weights=[1.0, 2.0])
+    attrs.update(changes)
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "scores"], domain=ML,
+                            name="trees", classlabels_int64s=labels,
+                            **{k: v for k, v in attrs.items() if v is not None})
+    return ml_model(node, [("X", "f32", [None, 2])],
+                    [("label", "i64", [None]), ("scores", "f32", [None, len(labels)])], 3)
+
+
+def _u8(values: list[int]) -> onnx.TensorProto:
+    return onnx.numpy_helper.from_array(np.array(values, np.uint8), "m")
+
+
+REFUSED_TREES = [
+    ("no node ids", _stump(nodes_nodeids=None), "nodes_treeids and nodes_nodeids must be given"),
+    ("node ids short", _stump(nodes_nodeids=[0, 1]), "nodes_treeids and nodes_nodeids must be"),
+    ("a node twice", _stump(nodes_nodeids=[0, 1, 1]), r"a \(tree, node\) id pair appears twice"),
+    ("unknown mode", _stump(nodes_modes=["BRANCH_LEQ", "LEAF", "BRANCH_XX"]),
+     "unknown node mode"),
+    *((f"{name} short", _stump(**{name: value}), rf"{name} must have one entry per node \(3\)")
+      for name, value in (("nodes_modes", ["BRANCH_LEQ", "LEAF"]), ("nodes_values", [0.5]),
+                          ("nodes_featureids", [0, 0]), ("nodes_truenodeids", [1, 0]),
+                          ("nodes_falsenodeids", [2]), ("nodes_values", None))),
+    ("a true child not in the tree", _stump(nodes_truenodeids=[5, 0, 0]),
+     "node 0 of tree 0: its true child 5 is not a node of that tree"),
+    ("a false child of another tree", _stump(nodes_treeids=[0, 0, 1], target_treeids=[0, 1]),
+     "node 0 of tree 0: its false child 2 is not a node of that tree"),
+    ("a node its own child", _stump(nodes_falsenodeids=[0, 0, 0]),
+     "node 0 of tree 0: its false child 0 is not"),
+    ("a cycle", _stump(nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
+                       nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 2, 0],
+                       target_nodeids=[2, 2]),
+     "a tree is deeper than 4096 levels, or has a cycle"),
+    ("no target ids", _stump(target_ids=None),
+     "target_treeids, _nodeids, _ids and _weights must be given, of equal length"),
+    ("weights short", _stump(target_weights=[1.0]), "_weights must be given, of equal length"),
+    ("a weight on no node", _stump(target_nodeids=[1, 7]),
+     "a weight names node 7 of tree 0 and target 0, which do not exist"),
+    ("a weight on a target past n_targets", _stump(target_ids=[0, 1]),
+     "a weight names node 2 of tree 0 and target 1, which do not exist"),
+    ("a negative target", _stump(target_ids=[-1, 0]), "node 1 of tree 0 and target -1"),
+    ("a feature past the input's", _stump(nodes_featureids=[2, 0, 0]),
+     "a node tests a feature the input's 2 do not have"),
+    ("a negative feature", _stump(nodes_featureids=[-1, 0, 0]),
+     "a node tests a feature the input's 2 do not have"),
+    ("an unknown aggregate", _stump(aggregate_function="MEDIAN"),
+     "unknown aggregate_function 'MEDIAN'"),
+    ("one class", _stump_classifier([7], class_ids=[0, 0]),
+     r"1 class label\(s\): a classifier needs two or more"),
+    ("class 1 on some leaves only", _stump_classifier([0, 1], class_ids=[1, 0]),
+     "some leaves weigh class 1 and others do not"),
+    ("v5: no features", _stump_v5(nodes_featureids=None), "nodes_featureids must be given"),
+    *((f"v5: no {name}", _stump_v5(**{name: None}),
+       "nodes_splits, nodes_modes, leaf_targetids, leaf_weights and tree_roots must be given")
+      for name in ("nodes_splits", "nodes_modes", "leaf_targetids", "leaf_weights",
+                   "tree_roots")),
+    *((f"v5: {name} long", _stump_v5(**{name: [0, 0]}),
+       rf"{name} must have one entry per node \(1\)")
+      for name in ("nodes_truenodeids", "nodes_falsenodeids", "nodes_trueleafs",
+                   "nodes_falseleafs")),
+    ("v5: no true leafs", _stump_v5(nodes_trueleafs=None),
+     r"nodes_trueleafs must have one entry per node \(1\)"),
+    ("v5: splits long", _stump_v5(nodes_splits=onnx.numpy_helper.from_array(
+        np.array([0.5, 1.0], np.float32), "s")), "nodes_splits and nodes_modes need one entry"),
+    ("v5: modes long", _stump_v5(nodes_modes=_u8([0, 0])),
+     "nodes_splits and nodes_modes need one entry"),
+    ("v5: weights short", _stump_v5(leaf_weights=onnx.numpy_helper.from_array(
+        np.array([1.0], np.float32), "w")), "leaf_weights one per leaf"),
+    ("v5: unknown mode", _stump_v5(nodes_modes=_u8([7])), "unknown node mode 7"),
+    ("v5: a child past the leaves", _stump_v5(nodes_falsenodeids=[2]),
+     "a child index points past the nodes or leaves"),
+    # node 1 of 1 is no node, though index 1 of the nodes and leaves together is a leaf
+    # (onnxruntime: "out-of-range node index 1")
+    ("v5: a child past the nodes", _stump_v5(nodes_trueleafs=[0], nodes_truenodeids=[1]),
+     "a child index points past the nodes or leaves"),
+    ("v5: a negative leaf", _stump_v5(nodes_truenodeids=[-1]),
+     "a child index points past the nodes or leaves"),
+    ("v5: a negative node", _stump_v5(nodes_trueleafs=[0], nodes_truenodeids=[-1]),
+     "a child index points past the nodes or leaves"),
+    ("v5: membership without values", _stump_v5(nodes_modes=_u8([6])),
+     "BRANCH_MEMBER nodes need membership_values"),
+    ("v5: a leaf of a target past n_targets", _stump_v5(leaf_targetids=[0, 1]),
+     "leaf 1 names target 1 of 1"),
+    ("v5: a leaf of a negative target", _stump_v5(leaf_targetids=[-1, 0]),
+     "leaf 0 names target -1 of 1"),
+    ("v5: a root past the nodes", _stump_v5(tree_roots=[1]), "a tree root is not a node"),
+    ("v5: a negative root", _stump_v5(tree_roots=[-1]), "a tree root is not a node"),
+    ("v5: an aggregate past MAX", _stump_v5(aggregate_function=4),
+     "unknown aggregate_function 4"),
+    ("v5: a negative aggregate", _stump_v5(aggregate_function=-1),
+     "unknown aggregate_function -1"),
+]
+
+
+@pytest.mark.parametrize("model, message", [c[1:] for c in REFUSED_TREES],
+                         ids=[c[0] for c in REFUSED_TREES])
+def test_malformed_trees_are_refused_naming_the_node(model: onnx.ModelProto,
+                                                     message: str) -> None:
+    """Attributes the ONNX-ML spec does not allow (lengths that differ, children, weights,
+    features and roots that do not exist, cycles, unknown modes and aggregates): a
+    ConversionError that names the node and what is wrong, never a tree built wrong."""
+    with pytest.raises(irtool.ConversionError) as err:
+        irtool.convert(model)
+    text = str(err.value)
+    assert "\n" not in text and "trees" in text
+    assert re.search(message, text), text
+
+
+@pytest.mark.parametrize("weighed", [0, 1])
+def test_binary_classifier_on_one_class_with_weights_from_0(weighed: int,
+                                                            tmp_path: Path) -> None:
+    """Two classes, every leaf weighing class ``weighed`` alone, weights 0 and 0.3 (all
+    of them >= 0): onnxruntime's one-class rule, its cut at 0.5 (a score of 0.3 is the
+    negative label) and its complement for the other column."""
+    model = _stump_classifier([4, 9], class_ids=[weighed, weighed], class_weights=[0.0, 0.3])
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    expected = run_onnxruntime(model, {"X": x})
+    assert expected["label"].tolist() == [4, 4, 4]  # 0.3 is not above the cut
+    check(model, {"X": x}, tmp_path)
+
+
+def test_binary_classifier_of_no_weights_and_one_base_value_is_refused() -> None:
+    """A classifier whose leaves weigh no class (empty class_* lists) and one base value:
+    onnxruntime then writes one of the two score columns only; refused in one line."""
+    model = _no_weights(_stump_classifier([0, 1], class_treeids=None, class_nodeids=None,
+                                          class_ids=None, class_weights=None,
+                                          base_values=[0.5]))
+    with pytest.raises(irtool.ConversionError,
+                       match=r"^node trees: TreeEnsembleClassifier: two classes, one score and "
+                             r"base_values: onnxruntime writes one of the two score columns "
+                             r"only$"):
+        irtool.convert(model)
+
+
+@pytest.mark.parametrize("weighed", [0, 1])
+@pytest.mark.parametrize("base", [[0.1, -0.2], [0.7, -0.2], [0.25]],
+                         ids=["two base values", "two, past the cut", "one"])
+def test_binary_classifier_on_one_class_with_base_values(weighed: int, base: list,
+                                                         tmp_path: Path) -> None:
+    """Two classes, every leaf weighing class ``weighed`` alone, and base values: each
+    added where onnxruntime adds it; its labels and scores. (With two base values and
+    class 0 weighed, onnxruntime's second column stays 0 and the label reads the first:
+    irtool read the second, a constant, and gave one label for all rows.)"""
+    model = _stump_classifier([4, 9], class_ids=[weighed, weighed], class_weights=[0.0, 0.3],
+                              base_values=base)
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float32)
+    check(model, {"X": x}, tmp_path)
+
+
+def _no_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``'s classifier with empty class_* lists (an empty list attribute needs its
+    type said)."""
+    node = model.graph.node[0]
+    node.attribute.extend(helper.make_attribute(name, [], attr_type=onnx.AttributeProto.INTS)
+                          for name in ("class_treeids", "class_nodeids", "class_ids"))
+    node.attribute.append(helper.make_attribute("class_weights", [],
+                                                attr_type=onnx.AttributeProto.FLOATS))
+    return model
+
+
+def _string_labels(model: onnx.ModelProto) -> onnx.ModelProto:
+    node = model.graph.node[0]
+    for attribute in [a for a in node.attribute if a.name == "classlabels_int64s"]:
+        node.attribute.remove(attribute)
+    node.attribute.append(helper.make_attribute("classlabels_strings", ["no", "yes"]))
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("label", TensorProto.STRING,
+                                                                 [None]))
+    return model
+
+
+BINARY_STUMPS = {
+    # no leaf weighs a class: onnxruntime's labels are 0 and 1 themselves, scores 0
+    "no weights": lambda: _no_weights(_stump_classifier(
+        [4, 9], class_treeids=None, class_nodeids=None, class_ids=None, class_weights=None)),
+    # class 0 alone, a negative weight: not the all-positive rule (cut 0, negated column)
+    "class 0, a negative weight": lambda: _stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2]),
+    # the same through a logistic, and on a double input (its scores converted to float)
+    "class 0, logistic": lambda: _stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2], post_transform="LOGISTIC"),
+    "class 0, double input": lambda: _double_input(_stump_classifier(
+        [4, 9], class_ids=[0, 0], class_weights=[-0.3, 0.2])),
+    # both classes on every leaf, string labels: "no" and "yes" both given
+    "both classes, string labels": lambda: _string_labels(_stump_classifier(
+        [4, 9], class_treeids=[0, 0, 0, 0], class_nodeids=[1, 1, 2, 2], class_ids=[0, 1, 0, 1],
+        class_weights=[0.5, -2.0, -0.1, 0.4])),
+}
+
+
+def _double_input(model: onnx.ModelProto) -> onnx.ModelProto:
+    model.graph.input[0].CopyFrom(helper.make_tensor_value_info("X", TensorProto.DOUBLE,
+                                                                [None, 2]))
+    return model
+
+
+@pytest.mark.parametrize("case", list(BINARY_STUMPS))
+def test_binary_classifier_layouts(case: str, tmp_path: Path) -> None:
+    """Two-class tree classifiers in onnxruntime's other layouts: labels and scores as it
+    gives them (OpenVINO not asked for string labels)."""
+    x = np.array([[0.2, 0.0], [0.9, 0.0], [0.5, 1.0]], np.float64 if "double" in case
+                 else np.float32)
+    check(BINARY_STUMPS[case](), {"X": x}, tmp_path, openvino="string" not in case)

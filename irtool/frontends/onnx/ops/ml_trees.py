@@ -187,10 +187,11 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
         raise ctx.error(f"unknown node mode {int(mode[(mode < 0) | (mode > MEMBER)][0])}")
 
     def target(ids: np.ndarray, leaf: np.ndarray) -> np.ndarray:
-        out = np.where(leaf == 1, ids + inner, ids)
-        if ((out < 0) | (out >= count)).any():
+        # A node's index counts the interior nodes, a leaf's the leaves (onnxruntime
+        # refuses either out of its range: "out-of-range node index").
+        if ((ids < 0) | (ids >= np.where(leaf == 1, leaves, inner))).any():
             raise ctx.error("a child index points past the nodes or leaves")
-        return out
+        return np.where(leaf == 1, ids + inner, ids)
 
     missing = ints(ctx, "nodes_missing_value_tracks_true")
     missing_true = np.zeros(count, bool)
@@ -459,7 +460,9 @@ def _binary_classifier(ctx: NodeContext, forest: Forest, score: Value, has: Valu
         s0 = select(ctx, h0, s0, const(0.0))
     if not has1:
         s1 = const(np.zeros((1, 1)))
-    pos = s1 if two else s0
+    # The label reads class 1's score where leaves weigh class 1, else class 0's (two
+    # base values give a second column, but class 1's stays 0: onnxruntime)
+    pos = s1 if has1 else s0
     if binary_case:
         cut = 0.5 if all_positive else 0.0
         how = "complement" if all_positive else "negate"
