@@ -17,9 +17,11 @@ more objects than the last full pass left have reached the oldest generation), s
 that pass never came: a batch validating one model after another (each read under
 ``paused_gc``, cyclic through networkx's views, garbage once validated) grew by 90 MB
 every 1,000 models of the OpenVINO-written corpus, with no full pass. ``paused_gc``
-counts them itself, and ``collect_if_due``, called where what was made is likely garbage
-(the batch, between models), makes the full pass by the same rule. (Not on leaving the
-block: there its objects are alive, and a full pass would walk them all for nothing.)
+counts them itself, and ``collect_if_due`` makes the full pass by the same rule where
+what was made is likely garbage: on entering an outermost ``paused_gc`` (a caller's loop
+reading one model after another: the last one is garbage by then) and in the batch,
+between models. (Not on leaving the block: there its objects are alive, and a full pass
+would walk them all for nothing.)
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from contextlib import contextmanager
 def paused_gc() -> Iterator[None]:
     """No cyclic garbage collection inside the block (nesting is fine)."""
     was_enabled = gc.isenabled()
+    if was_enabled:
+        collect_if_due()  # what earlier blocks made and moved may be garbage by now
     gc.disable()
     try:
         yield

@@ -28,3 +28,14 @@ def test_one_model_after_another_does_not_pile_up() -> None:
     grown = len(gc.get_objects()) - before
     assert grown < 200_000, f"{grown} objects left of 600,000 made and dropped"
 
+
+
+def test_a_callers_loop_does_not_pile_up_either() -> None:
+    """A loop of the caller's own (``irtool.validate`` of one model after another) calls no
+    ``collect_if_due``: entering ``paused_gc`` does."""
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(300):
+        _cyclic_garbage(2000)
+    grown = len(gc.get_objects()) - before
+    assert grown < 200_000, f"{grown} objects left of 600,000 made and dropped"
