@@ -28,14 +28,13 @@ even when nothing reads it (after no iteration, the output is that initial value
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
 from ..ir.builder import GraphBuilder, Value
 from ..ir.graph import Graph, Layer, Model, PortMapEntry, TensorInfo
 from ..ir.types import ELEMENT_TYPES
 from .base import Pass, PassResult
+from .loop_facts import iterations
 from .prune import prune_graph
 
 I64 = ELEMENT_TYPES["i64"]
@@ -46,16 +45,8 @@ class LoopsOverUnreadSlices(Pass[Model]):
     """Rewrite every TensorIterator of a model whose body reads no sliced input."""
 
     def apply(self, model: Model) -> PassResult[Model]:
-        return PassResult(model, sum(_as_loop(graph, layer)
-                                     for graph, layer in list(_iterators(model.graph))))
-
-
-def _iterators(graph: Graph) -> Iterator[tuple[Graph, Layer]]:
-    for layer in graph.layers:
-        for body in layer.bodies.values():
-            yield from _iterators(body)
-        if layer.type == "TensorIterator" and "body" in layer.bodies:
-            yield graph, layer
+        found = list(iterations(model.graph, "TensorIterator"))  # the pass replaces them
+        return PassResult(model, sum(_as_loop(graph, layer) for graph, layer in found))
 
 
 def _read_from(body: Graph, layer: Layer, taken: set[int]) -> set[int]:
