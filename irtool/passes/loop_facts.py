@@ -44,6 +44,7 @@ the pass leaves the loop alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,16 @@ _I64 = element_type("i64")
 _SIGNIFICAND = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
 """Bits of significand (with the implicit one) of the floats an integer converts into
 exactly when its magnitude fits."""
+
+
+def iterations(graph: Graph, type: str) -> Iterator[tuple[Graph, Layer]]:
+    """Every ``type`` layer with a body (Loop, TensorIterator) in ``graph`` and the bodies
+    in it, inner ones first, with the graph that holds it."""
+    for layer in graph.layers:
+        for body in layer.bodies.values():
+            yield from iterations(body, type)
+        if layer.type == type and "body" in layer.bodies:
+            yield graph, layer
 
 
 def const_of(graph: Graph, src: tuple[int, int] | None) -> np.ndarray | None:

@@ -26,18 +26,20 @@ from .pool_fusion import FusePools
 from .program import Program
 from .prune import Prune
 from .slice_inputs import SliceLoopInputs
+from .unread_slices import LoopsOverUnreadSlices
 from .vectorize import VectorizeLoops
 
 
 def conversion(*, vectorize: bool = True, slice_inputs: bool = False,
                optimize: bool = True) -> Pipeline[Model]:
-    """Dead layers pruned; independent loops vectorised (then what they left pruned);
+    """Dead layers pruned; TensorIterators whose bodies read no sliced input made Loops
+    (OpenVINO runs those once); independent loops vectorised (then what they left pruned);
     Identity layers dropped (OpenVINO runs each as a node, per iteration in a body); copies
     on back edges whose Result reads a body Parameter (OpenVINO computes those wrong
     without); the sliced-input rewrite only when asked (OpenVINO runs the body Gather
-    faster). ``optimize=False``: pruning and
+    faster). ``optimize=False``: pruning, the Loops and
     the copies only (asking for ``slice_inputs`` too is the caller's contradiction)."""
-    passes: list[Pass[Model]] = [Prune()]
+    passes: list[Pass[Model]] = [Prune(), LoopsOverUnreadSlices()]
     if vectorize and optimize:
         passes += [VectorizeLoops(), Prune()]
     if optimize:

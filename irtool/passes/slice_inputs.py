@@ -20,14 +20,12 @@ The rewrite is made only where it is provably the same computation:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Layer, Model, Port, PortMapEntry, TensorInfo, format_shape
 from .base import Pass, PassResult
-from .loop_facts import all_true, const_of, input_source, scalar_int, trip_matches
+from .loop_facts import all_true, const_of, input_source, iterations, scalar_int, trip_matches
 
 
 class SliceLoopInputs(Pass[Model]):
@@ -37,15 +35,7 @@ class SliceLoopInputs(Pass[Model]):
 
     def apply(self, model: Model) -> PassResult[Model]:
         return PassResult(model, sum(_slice_loop(graph, layer)
-                                     for graph, layer in _loops(model.graph)))
-
-
-def _loops(graph: Graph) -> Iterator[tuple[Graph, Layer]]:
-    for layer in graph.layers:
-        for body in layer.bodies.values():
-            yield from _loops(body)
-        if layer.type == "Loop" and "body" in layer.bodies:
-            yield graph, layer
+                                     for graph, layer in iterations(model.graph, "Loop")))
 
 
 def _gathers(body: Graph, iteration: int, candidates: dict[int, PortMapEntry]

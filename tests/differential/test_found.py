@@ -11,6 +11,7 @@ swapped carried values, seeded random ops in loops) is tested where they live:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +22,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 from support.compare import assert_same
-from support.conversion import run_onnxruntime
-from support.quirks import QuirkRecorder
+from support.conversion import check_conversion, run_onnxruntime
+from support.quirks import QuirkRecorder, run_documented
 
 import irtool
 from irtool.engines.isolate import Isolated
@@ -428,13 +429,15 @@ def test_openvino_and_a_scan_of_unread_constant_states(tmp_path: Path) -> None:
     from a constant and is never read, beside a constant state passed on unchanged, where
     its own conversion runs (found by the differential run, seed 5, case 125; seed 24, case
     36 is the same with ``a' = b``): a back edge whose Result reads its own Parameter now
-    gets the Identity copy too (``passes/identity.py``)."""
+    gets the Identity copy too (``passes/identity.py``). Its body reads no row of ``x``, so
+    it is a Loop now (``test_a_scan_reading_no_scan_input``), with the same copies where it
+    is not vectorised (the vectoriser computes its one iteration outside a loop)."""
     model = _scan_of_constant_states()
     feed = {"x": np.zeros((3, 2, 1), np.float32)}
     assert_same(_openvino(model, feed, tmp_path), run_onnxruntime(model, feed), "openvino")
     # The form, where this CPU's plugin would not show the crash: no back edge's Result
     # reads a body Parameter directly, the passed-on state's reads a copy.
-    (scan,) = irtool.convert(model).graph.layers_of_type("TensorIterator")
+    (scan,) = irtool.convert(model, vectorize=False).graph.layers_of_type("Loop")
     body = scan.bodies["body"]
     sources = [body.layer(body.source(e.from_layer, body.layer(e.from_layer).inputs[0].id)[0])
                for e in scan.back_edges]
@@ -478,6 +481,118 @@ def test_openvino_and_a_scan_state_that_takes_its_row(direction: int, tmp_path: 
     shifted = [[9, 9], *rows[1:].tolist()]
     openvino_quirk("scan-state-takes-the-next-row", reproduced=seen.tolist() == shifted,
                    behaves=np.array_equal(seen, expected["seen"]), answer=str(seen.tolist()))
+
+
+def _scan_reading_no_scan_input(body_form: str, reverse: int, length: int | None
+                                ) -> onnx.ModelProto:
+    """A Scan-9 over the rows of ``x`` and ``z`` whose body reads neither row: its state
+    ``s`` counts the iterations (``s' = s + 1``), its scan outputs are ``s`` and a
+    constant ``[7]``, stacked along axes 0 and 1. ``body_form`` ``folded-if``: the body
+    reads ``z``'s row only in the else-branch of an If whose condition is constant true
+    (found as ``differ-openvino-s103-241``; the converter folds the If, OpenVINO's own
+    conversion does not). Of a dynamic ``length``, both scan inputs are ``z``: the rows of
+    two values whose lengths only the run can compare keep the TensorIterator (its error
+    where they differ; ``passes/unread_slices.py``)."""
+    first, first_row = (("x", vi("xrow", T.FLOAT, [3])) if length
+                        else ("z", vi("xrow", T.INT64, [2])))
+    nodes = [_const("one", np.array([1], np.int64)), h.make_node("Add", ["s", "one"], ["s2"]),
+             h.make_node("Identity", ["s"], ["ys"]), _const("seven", np.array([7], np.int64))]
+    if body_form == "folded-if":
+        then = h.make_graph([h.make_node("Identity", ["seven"], ["t"])], "then", [],
+                            [vi("t", T.INT64, [1])])
+        other = h.make_graph([h.make_node("ReduceSum", ["zrow"], ["e"], keepdims=1)], "else", [],
+                             [vi("e", T.INT64, [1])])
+        nodes += [_const("yes", np.array(True)),
+                  h.make_node("If", ["yes"], ["yc"], then_branch=then, else_branch=other)]
+    else:
+        nodes.append(h.make_node("Identity", ["seven"], ["yc"]))
+    body = h.make_graph(nodes, "body",
+                        [vi("s", T.INT64, [1]), first_row, vi("zrow", T.INT64, [2])],
+                        [vi("s2", T.INT64, [1]), vi("ys", T.INT64, [1]), vi("yc", T.INT64, [1])])
+    scan = h.make_node("Scan", ["s0", first, "z"], ["s", "y0", "y1"], body=body, num_scan_inputs=2,
+                       scan_input_directions=[reverse, 0], scan_output_axes=[0, 1],
+                       scan_output_directions=[reverse, 0])
+    return _model([scan], [vi("s0", T.INT64, [1]), vi("x", T.FLOAT, [length, 3]),
+                           vi("z", T.INT64, [length, 2])],
+                  [vi("s", T.INT64, [1]), vi("y0", T.INT64, [length, 1]),
+                   vi("y1", T.INT64, [1, length])], opset=9)
+
+
+@pytest.mark.parametrize("length", [5, None], ids=["static", "dynamic"])
+@pytest.mark.parametrize("reverse", [0, 1], ids=["forward", "reverse"])
+@pytest.mark.parametrize("body_form", ["unread", "folded-if"])
+def test_a_scan_reading_no_scan_input(body_form: str, reverse: int, length: int | None,
+                                      tmp_path: Path) -> None:
+    """OpenVINO's CPU plugin runs a TensorIterator whose body reads none of its sliced
+    inputs once (docs/openvino-quirks.md): it gave ``s = 1`` and one row where onnxruntime
+    gives 5 (``bench/differential.py --seed 103 --case 241``). Such a Scan is now a Loop of
+    as many iterations as the scan inputs have rows."""
+    model = _scan_reading_no_scan_input(body_form, reverse, length)
+    feed = {"s0": np.array([10], np.int64), "x": np.zeros((5, 3), np.float32),
+            "z": np.arange(10, dtype=np.int64).reshape(5, 2)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["s"].tolist() == [15] and expected["y1"].tolist() == [[7] * 5]
+    for vectorize in (True, False):
+        ir = check_conversion(model, feed, tmp_path / str(vectorize), vectorize=vectorize,
+                              expected=expected)
+        # The form, where this CPU's plugin would not show the quirk: no TensorIterator.
+        assert not ir.graph.layers_of_type("TensorIterator")
+
+
+def _renamed_if_outputs() -> onnx.ModelProto:
+    """An If on ``c`` with a float scalar and a boolean ``[1]`` output, inside the
+    then-branch of an If whose condition is constant true: the converter folds the outer
+    If, so the graph outputs ``S``, ``B`` are the inner If's outputs under other names
+    (found as ``differ-openvino-s103-397``)."""
+    def branch(v: int) -> onnx.GraphProto:
+        return h.make_graph([h.make_node("ReduceSum", ["x"], [f"s{v}"], keepdims=0),
+                             _const(f"b{v}", np.array([bool(v)]))], f"branch{v}", [],
+                            [vi(f"s{v}", T.FLOAT, []), vi(f"b{v}", T.BOOL, [1])])
+    inner = h.make_graph([h.make_node("If", ["c"], ["s", "b"], then_branch=branch(1),
+                                      else_branch=branch(0))], "outer_then", [],
+                         [vi("s", T.FLOAT, []), vi("b", T.BOOL, [1])])
+    other = branch(0)
+    other.name = "outer_else"
+    return _model([_const("yes", np.array(True)),
+                   h.make_node("If", ["yes"], ["S", "B"], then_branch=inner, else_branch=other)],
+                  [vi("c", T.BOOL, []), vi("x", T.FLOAT, [3])],
+                  [vi("S", T.FLOAT, []), vi("B", T.BOOL, [1])], opset=10)
+
+
+@pytest.mark.parametrize("c", [True, False])
+def test_a_renamed_boolean_output_of_an_if(c: bool, tmp_path: Path) -> None:
+    """A model output that is a layer's output under another name gets a copy carrying the
+    name. As a ``Convert`` to the same type, OpenVINO's CPU plugin read a boolean one on the
+    If's output port 1 from port 0 (docs/openvino-quirks.md): ``B`` came out of shape
+    ``[]`` (and true for false; ``bench/differential.py --seed 103 --case 397``). The copy
+    is an ``Identity-16`` now."""
+    model = _renamed_if_outputs()
+    feed = {"c": np.array(c), "x": np.array([1, 2, 3], np.float32)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["B"].tolist() == [c]
+    ir = check_conversion(model, feed, tmp_path, expected=expected)
+    # The form, where this CPU's plugin would not show the quirk: no Convert at all.
+    assert not [layer for _, layer in ir.graph.walk() if layer.type == "Convert"]
+
+
+@pytest.mark.parametrize(("quirk", "section", "right", "wrong"), [
+    ("tensor-iterator-reading-no-slice",
+     "A TensorIterator whose body reads no sliced input: one iteration", "[5]", r"\[1\]"),
+    ("boolean-convert-of-a-later-port",
+     "A boolean Convert of a later output port: the first port's value",
+     "(3,) [True, True, True]", r"\(\) .*"),
+], ids=["tensor-iterator", "boolean-convert"])
+def test_openvino_and_the_documented_reproducers(quirk: str, section: str, right: str,
+                                                 wrong: str, tmp_path: Path,
+                                                 openvino_quirk: QuirkRecorder) -> None:
+    """The reproducers of docs/openvino-quirks.md for the two quirks above (irtool's forms
+    before the fixes), recorded (tests/support/quirks.py): ``right`` where this CPU's
+    plugin computes them right, ``wrong`` (a pattern) where it shows the quirk."""
+    proc = run_documented(section, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    got = proc.stdout.strip().splitlines()[-1]
+    openvino_quirk(quirk, behaves=got == right, reproduced=re.fullmatch(wrong, got) is not None,
+                   answer=got)
 
 
 # -- open ----------------------------------------------------------------------------------------

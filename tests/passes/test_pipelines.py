@@ -71,12 +71,12 @@ def test_a_copying_pass_leaves_its_input_alone() -> None:
 
 def test_the_pipelines_are_declared_in_one_place() -> None:
     names = [type(p).__name__ for p in pipelines.conversion().passes]
-    assert names == ["Prune", "VectorizeLoops", "Prune", "DropIdentities",
-                     "CopyBackEdges"]
+    assert names == ["Prune", "LoopsOverUnreadSlices", "VectorizeLoops", "Prune",
+                     "DropIdentities", "CopyBackEdges"]
     names = [type(p).__name__ for p in pipelines.conversion(vectorize=False,
                                                             slice_inputs=True).passes]
-    assert names == ["Prune", "DropIdentities", "CopyBackEdges", "SliceLoopInputs",
-                     "Prune"]
+    assert names == ["Prune", "LoopsOverUnreadSlices", "DropIdentities", "CopyBackEdges",
+                     "SliceLoopInputs", "Prune"]
     assert [type(p) for p in pipelines.compiling().passes] == [FoldDecompression,
                                                                FoldConstants, FusePools]
     assert pipelines.saving().passes == []
@@ -85,11 +85,12 @@ def test_the_pipelines_are_declared_in_one_place() -> None:
 @pytest.mark.parametrize("options", [{}, {"vectorize": False, "slice_inputs": True}])
 def test_without_optimisations_a_pipeline_keeps_only_what_is_not_one(options: dict) -> None:
     """``optimize=False`` leaves out exactly the passes that declare an ``optimisation``:
-    pruning, the back-edge copies OpenVINO needs and the weight decompression semantics
-    stay."""
+    pruning, the Loops and back-edge copies OpenVINO needs and the weight decompression
+    semantics stay."""
     full = pipelines.conversion(**options).passes
     plain = pipelines.conversion(**options, optimize=False).passes
-    assert [type(p).__name__ for p in plain] == ["Prune", "CopyBackEdges"]
+    assert [type(p).__name__ for p in plain] == ["Prune", "LoopsOverUnreadSlices",
+                                                 "CopyBackEdges"]
     assert {type(p) for p in full} - {type(p) for p in plain} == \
         {type(p) for p in full if p.optimisation is not None}
     assert [type(p) for p in pipelines.compiling(optimize=False).passes] == \

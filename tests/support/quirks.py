@@ -25,6 +25,8 @@ assertions: only OpenVINO's side is classified.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +66,21 @@ def classify(quirk: str, *, reproduced: bool, behaves: bool, answer: str = "") -
 
 
 QuirkRecorder = Callable[..., str]
+
+
+def run_documented(section: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run the reproducer of docs/openvino-quirks.md's section ``## {section}`` (its first
+    Python block) in a fresh interpreter, so that a crash of the plugin is an exit status."""
+    from support import REPO
+
+    text = (REPO / "docs" / "openvino-quirks.md").read_text()
+    part = text.split(f"## {section}\n", 1)[1]
+    match = re.search(r"```python\n(.*?)```", part, re.DOTALL)
+    assert match is not None, f"no reproducer in {section!r}"
+    script = tmp_path / "repro.py"
+    script.write_text(match.group(1))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
 
 
 @pytest.fixture

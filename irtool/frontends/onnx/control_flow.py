@@ -14,6 +14,7 @@ The mapping (DESIGN.md, "ONNX control flow -> IR"):
   iteration, squeezed in the body), scan outputs are concatenated outputs,
   reverse directions use ``stride=-1`` with ``start=-1 end=0``. Scan-8's batch
   axis becomes an outer Loop over the batch around the scan (none for a batch of 1).
+  (A body that reads no scan input is made a Loop later: ``passes/unread_slices.py``.)
 * If: the condition (made a boolean scalar) plus one input per distinct outer
   value the branches capture.
 

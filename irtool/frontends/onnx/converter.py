@@ -504,7 +504,9 @@ class Converter:
         OpenVINO reports a model output by the smallest name of the tensor feeding
         its Result; so a graph output that is a graph input under another name,
         another output, or a value already named otherwise gets its own copy
-        (``Convert`` to the same type) carrying just the output's name.
+        (``Identity-16``) carrying just the output's name. Not a ``Convert`` to the same
+        type: OpenVINO's CPU plugin reads a boolean one on a layer's output port 1 or
+        later from port 0 instead (docs/openvino-quirks.md).
         """
         used: set[tuple[int, int]] = set()
         for vi in graph.output:
@@ -527,8 +529,7 @@ class Converter:
             assert port is not None
             key = (value.layer, value.port)
             if key in used or port.names not in ((), (vi.name,)):
-                value = scope.builder.op("Convert", "opset1", [value],
-                                         {"destination_type": value.element_type},
+                value = scope.builder.op("Identity", "opset16", [value],
                                          outputs=[value.info], name=vi.name)[0]
                 port = scope.graph.layer(value.layer).port(value.port)
                 assert port is not None
