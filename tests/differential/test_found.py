@@ -593,6 +593,48 @@ def test_openvino_and_the_documented_reproducers(quirk: str, section: str, right
     got = proc.stdout.strip().splitlines()[-1]
     openvino_quirk(quirk, behaves=got == right, reproduced=re.fullmatch(wrong, got) is not None,
                    answer=got)
+def _zero_trip_loop_around_a_counted_loop() -> onnx.ModelProto:
+    """``bench/differential.py --seed 110 --case 369`` cut down: a Loop that a condition
+    given at run time (false) stops before its first iteration, whose scan output is that of
+    an inner Loop counting ``x``'s columns (a trip count computed as ``Shape(x)[1]`` through
+    int32, which the converter does not fold) and is declared ``[3, 1]`` by the body's
+    output: onnxruntime gives the empty scan output ``[0, 3, 1]``, from that declaration."""
+    inner = h.make_graph(
+        [h.make_node("Identity", ["ic"], ["ico"]), h.make_node("ReduceSum", ["x"], ["t"]),
+         h.make_node("Reshape", ["t", "one"], ["row"])],
+        "inner", [vi("j", T.INT64, []), vi("ic", T.BOOL, [])],
+        [vi("ico", T.BOOL, []), vi("row", T.FLOAT, [1])])
+    outer = h.make_graph(
+        [h.make_node("Identity", ["oc"], ["oco"]), h.make_node("Shape", ["x"], ["sx"]),
+         _const("k", np.int64(1)), h.make_node("Gather", ["sx", "k"], ["cols"]),
+         h.make_node("Cast", ["cols"], ["c32"], to=T.INT32),
+         h.make_node("Cast", ["c32"], ["n"], to=T.INT64), _const("yes", np.array(True)),
+         h.make_node("Loop", ["n", "yes"], ["rows"], body=inner)],
+        "outer", [vi("i", T.INT64, []), vi("oc", T.BOOL, [])],
+        [vi("oco", T.BOOL, []), vi("rows", T.FLOAT, [3, 1])])
+    return _model([_const("M", np.int64(4)), _const("one", np.array([1], np.int64)),
+                   h.make_node("Loop", ["M", "c"], ["out"], body=outer)],
+                  [vi("x", T.FLOAT, [2, 3]), vi("c", T.BOOL, [])],
+                  [vi("out", T.FLOAT, [None, None, 1])], opset=11)
+
+
+def test_no_iteration_gives_the_scan_output_its_declared_row_shape(tmp_path: Path) -> None:
+    """A concatenated output of a Loop that ran no iteration is empty along its axis with
+    the other dims of one iteration's value, which onnxruntime takes from the body output's
+    declaration: the converter now carries those dims into the Loop's output port (where
+    its own inference leaves them open), from which irtool's runtime makes the empty
+    output: ``[0, 3, 1]``, not ``[0, 0, 1]``."""
+    model = _zero_trip_loop_around_a_counted_loop()
+    feed = {"x": np.ones((2, 3), np.float32), "c": np.array(False)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["out"].shape == (0, 3, 1)
+    ir = irtool.convert(model)
+    assert_same(irtool.run(ir, feed), expected, "irtool")
+    assert_same(irtool.run(ir, feed, optimize=False), expected, "irtool:no-optimize")
+    assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
+    # Iterations that run give the same rows as onnxruntime's.
+    feed = {"x": np.ones((2, 3), np.float32), "c": np.array(True)}
+    assert_same(irtool.run(ir, feed), run_onnxruntime(model, feed), "irtool")
 
 
 # -- open ----------------------------------------------------------------------------------------

@@ -397,6 +397,11 @@ def translate_loop(ctx: NodeContext) -> list[Value | None]:
         results.append((_result(scope, _unsqueeze(scope, value, 0)), 0))
         info = refine(TensorInfo(value.element_type, _insert_dim(value.shape, 0, -1)),
                       hints[n_carried + j])
+        # What the body's output declares of one iteration's value: onnxruntime gives a
+        # scan output of no iteration those dims (irtool's runtime reads them from here).
+        row = element_hints.get(graph.output[1 + n_carried + j].name)
+        if row is not None and row.shape is not None:
+            info = refine(info, TensorInfo(row.element_type, _insert_dim(row.shape, 0, -1)))
         # The iteration count is known only when the loop runs: an ONNX shape that says
         # otherwise is a hint the runtime would find wrong for other trip counts.
         out_infos.append(TensorInfo(info.element_type, _insert_dim(info.shape[1:], 0, -1))
