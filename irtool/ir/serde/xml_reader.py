@@ -182,10 +182,7 @@ class _Reader:
                 continue
             if root is None:
                 root = el.getroottree().getroot()
-                _refuse_doctype(root, self.file)
-                model = self._net(root)
-                model.graph = graph
-                graph.line = root.sourceline
+                model = self._streamed_net(root, graph)
             if el.tag == "layer":
                 if layers_el is None and parent.tag == "layers" and parent.getparent() is root:
                     layers_el = root.find("layers")
@@ -207,10 +204,7 @@ class _Reader:
         if root is None or (not complete and (validating or root.tag == "net")):
             raise _EndsEarly()
         if model is None:  # no layer or edge at all
-            _refuse_doctype(root, self.file)
-            model = self._net(root)
-            model.graph = graph
-            graph.line = root.sourceline
+            model = self._streamed_net(root, graph)
         for child in root:
             if child.tag == "rt_info":
                 model.rt_info, model.weights_record = split_record([rt_node(c) for c in child])
@@ -219,6 +213,14 @@ class _Reader:
         if layers_el is None and root.find("layers") is None:
             self.problem("XML_STRUCTURE", "<net> has no <layers>", graph.line)
         self.connect(graph, edges, "")
+        return model
+
+    def _streamed_net(self, root: etree._Element, graph: Graph) -> Model:
+        """The model of the streamed ``<net>`` ``root``, its graph the one being read."""
+        _refuse_doctype(root, self.file)
+        model = self._net(root)
+        model.graph = graph
+        graph.line = root.sourceline
         return model
 
     def _net(self, root: etree._Element) -> Model:
