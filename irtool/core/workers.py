@@ -381,7 +381,11 @@ class Pool:
     the worker. Each job of a chunk is still answered, timed and failed on its own: the
     worker answers them one by one, the time limit is per job, and a crash or a time-out
     is the job the worker was on (the chunk's jobs not answered yet go to another
-    worker; a job that crashed one is tried again alone). None: one job at a time.
+    worker; a job that crashed one is tried again alone). None: one job at a time. The
+    time per job is learnt across ``run`` calls: a caller that runs a pool chunk by chunk
+    (a Dask task's models, ``tools.batch_dask``) sends each of its chunks in one message,
+    not a first job alone and then halves. With one worker nothing is held back for the
+    end: there is no other worker to keep busy.
     """
 
     def __init__(self, module: str, args: Sequence[str] = (), *, workers: int = 1,
@@ -399,6 +403,7 @@ class Pool:
         self.env = {**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})}
         self.name = name
         self._pool: list[_Worker] = []
+        self._timed = [0, 0.0]  # jobs answered by this pool, and the seconds they took
 
     def __enter__(self) -> Pool:
         return self
@@ -423,7 +428,7 @@ class Pool:
         crashes = [0] * len(jobs)
         failed_starts: list[str] = []
         sel = selectors.DefaultSelector()
-        timed = [0, 0.0]  # jobs answered in this run, and the seconds they took
+        timed = self._timed
 
         def record(index: int, status: str, value: Any = None, reason: str = "",
                    returncode: int | None = None) -> None:
@@ -449,7 +454,8 @@ class Pool:
             if self.chunk_seconds is None or not timed[0] or crashes[todo[-1]]:
                 return 1  # (nor is there any time to go by before the first answer)
             by_time = int(self.chunk_seconds * timed[0] / max(timed[1], 1e-9))
-            by_balance = len(todo) // (2 * self.workers)  # guided: smaller towards the end
+            # Guided: smaller towards the end, so that no worker idles while one finishes.
+            by_balance = len(todo) // (2 * self.workers) if self.workers > 1 else len(todo)
             size = max(1, min(by_time, by_balance))
             if self.jobs_per_worker is not None:
                 size = min(size, self.jobs_per_worker - worker.done)

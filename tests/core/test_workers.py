@@ -61,6 +61,25 @@ def test_jobs_sent_in_chunks_are_still_answered_timed_and_failed_one_by_one(monk
     assert len(sent) < len(jobs)  # ... fewer messages than jobs, retries included
 
 
+def test_one_worker_takes_a_run_in_one_message_once_the_pool_knows_a_job_s_time(
+        monkeypatch) -> None:
+    """A Dask task hands its chunk of models to a pool of one worker: after the pool's
+    first job (timed), each run goes in one message, not a first job alone and then
+    halves of the rest (round trips that cost a chunk of small models a third of its time)."""
+    sent: list[int] = []
+    send = _Worker.send
+    monkeypatch.setattr(_Worker, "send", lambda self, indices, jobs, timeout: (
+        sent.append(len(indices)), send(self, indices, jobs, timeout))[1])
+    with Pool("support.toy_worker", workers=1, timeout=30, env=ENV, chunk_seconds=10.0) as pool:
+        first = pool.run([("double", i) for i in range(12)])
+        assert sent == [1, 11]
+        sent.clear()
+        second = pool.run([("double", i) for i in range(20)])
+    assert sent == [20]
+    assert [o.value for o in first] == [2 * i for i in range(12)]
+    assert [o.value for o in second] == [2 * i for i in range(20)]
+
+
 def test_workers_are_kept_between_runs_and_replaced_after_their_quota() -> None:
     with Pool("support.toy_worker", env=ENV) as pool:
         first = pool.call(("pid", 0)).value
