@@ -16,8 +16,11 @@ what a CI job pays), the ways interleaved over ``--repeats`` rounds, medians:
 * ``cluster, N worker(s)``: the cluster's own throughput, without the command's fixed
   cost (a Python process, irtool's and Dask's client imports, ~1 s, which no number of
   workers shortens): ``batch_dask.run_on_dask`` of the same models called from this
-  process, from its connecting to the scheduler to the last row (no CPU column: this
-  process hosts the schedulers too).
+  process, from its connecting to the scheduler to the last row; its CPU column is that
+  of every process of the cluster and of this one (which hosts the client and the
+  scheduler), and a line per cluster splits it by kind of process: on a machine with as
+  many cores as workers, the client, the scheduler and the Dask workers' relaying take
+  cores the validating processes would otherwise have.
 
 irtool's modules are compiled to bytecode first (``compileall``), as an installed package
 has them: with ``PYTHONDONTWRITEBYTECODE`` set, a source checkout would otherwise compile
@@ -76,21 +79,53 @@ def timed(command: list[str]) -> tuple[float, float]:
     return wall, _cpu() - cpu
 
 
-def cluster_run(address: str, files: list[str]) -> tuple[float, float]:
+def cluster_run(address: str, files: list[str],
+                cpu_split: dict[str, list[float]]) -> tuple[float, float]:
     """Every file validated on the Dask cluster at ``address`` from this process: the
-    wall time from connecting to the last row (the rows must all be clean)."""
+    wall time from connecting to the last row (the rows must all be clean), and the CPU
+    time of every process of the LocalCluster (they are this process's children) and of
+    this process, which hosts the client and the scheduler. ``cpu_split`` gets the CPU
+    time per kind of process: where a cluster on this machine's cores spends them."""
     from irtool.cli._batch import WORKER
     from irtool.tools.batch import Row, Task
     from irtool.tools.batch_dask import run_on_dask
 
     tasks = [Task("validate", f, f, {"openvino": None, "extensions": []}) for f in files]
     rows: list[Row] = []
+    before = _tree_cpu()
     started = time.perf_counter()
     run_on_dask(tasks, rows.append, worker=WORKER, scheduler=address, timeout=None)
     wall = time.perf_counter() - started
+    after = _tree_cpu()
     if len(rows) != len(tasks) or any(r.status != "done" or r.diagnostics for r in rows):
         raise SystemExit(f"the cluster at {address} did not find the corpus clean")
-    return wall, math.nan
+    split: dict[str, float] = {}
+    for pid, (kind, cpu) in after.items():
+        split[kind] = split.get(kind, 0.0) + cpu - before.get(pid, (kind, 0.0))[1]
+    for kind, cpu in split.items():
+        cpu_split.setdefault(kind, []).append(cpu)
+    return wall, sum(split.values())
+
+
+def _tree_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of this process and of each process under it, by pid, with its
+    kind: this process (client and scheduler), Dask's nannies and workers, or irtool's
+    worker processes (which validate)."""
+    import psutil  # Dask distributed's own dependency
+
+    me = psutil.Process()
+    out = {}
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+            command = " ".join(proc.cmdline())
+        except psutil.Error:
+            continue
+        kind = ("client and scheduler" if proc.pid == me.pid else
+                "irtool workers (validating)" if "irtool" in command else
+                "Dask nannies and workers")
+        out[proc.pid] = (kind, times.user + times.system)
+    return out
 
 
 def main() -> int:
@@ -120,6 +155,7 @@ def main() -> int:
         "irtool --jobs 2": lambda: timed([*irtool_validate, "--jobs", "2"]),
     }
     clusters = {}
+    cpu_split: dict[int, dict[str, list[float]]] = {}
     if not args.no_dask:
         from distributed import LocalCluster
 
@@ -130,7 +166,8 @@ def main() -> int:
             address = clusters[n].scheduler_address
             ways[f"dask {workers}"] = lambda a=address: timed([*irtool_validate,
                                                               "--scheduler", a])
-            ways[f"cluster, {workers}"] = lambda a=address: cluster_run(a, files)
+            split = cpu_split[n] = {}
+            ways[f"cluster, {workers}"] = lambda a=address, c=split: cluster_run(a, files, c)
             ways[f"dask {workers}"]()  # warm: each Dask worker starts its worker process
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     try:
@@ -160,6 +197,14 @@ def main() -> int:
               f"{medians['dask 1 worker'] / medians['dask 2 workers']:.2f} whole commands, "
               f"{medians['cluster, 1 worker'] / medians['cluster, 2 workers']:.2f} the "
               f"clusters' own (target >= 1.7)")
+        cores = os.cpu_count() or 1
+        for n, split in sorted(cpu_split.items()):
+            kinds = {kind: statistics.median(values) for kind, values in split.items()}
+            total = sum(kinds.values())
+            print(f"cluster, {n} worker(s), CPU per kind of process (medians): " +
+                  ", ".join(f"{kind} {cpu:.2f} s" for kind, cpu in sorted(kinds.items())) +
+                  f"; in all {total:.2f} s, which {cores} cores run in no less than "
+                  f"{total / cores:.2f} s")
     return 0
 
 
