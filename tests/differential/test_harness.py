@@ -146,6 +146,69 @@ def test_a_form_that_computes_otherwise_is_caught(monkeypatch: pytest.MonkeyPatc
     assert planted.settled_by in ("openvino-frontend", "irtool:all-off")
 
 
+def test_the_spec_settles_a_difference_both_engines_share() -> None:
+    """Seed 118, case 189 of the long run: onnxruntime and OpenVINO's frontend agree on an
+    int64 made from a float16 sum (they compute it in float32) and irtool, which rounds it
+    to float16 as the spec does, does not: ONNX's reference implementation computes what
+    irtool does, so the difference is ``unsettled`` (the engines'), said in the detail. A
+    form that computes something nobody does stays ``differ``."""
+    case = generate(RecordingChooser(118 * 1_000_003 + 189), frozenset())  # case_seed
+    evaluation = evaluate(case, [f for f in FORMS if f.name == "irtool"])
+    verdict = evaluation.verdict("irtool")
+    assert verdict is not None and verdict.kind == "unsettled", verdict
+    assert "reference implementation computes what this form does" in verdict.detail
+    spec = forms._Spec(case, {"y": np.array([2, 2], np.int64)})
+    case.checks["y"] = "values"
+    spec._outputs = {"y": np.array([3, 3], np.int64)}
+    assert spec.sides_with("y", np.array([3, 3], np.int64))
+    assert not spec.sides_with("y", np.array([4, 4], np.int64))
+    assert not spec.sides_with("y", np.array([2, 2], np.int64))
+    spec._outputs = {"y": np.array([2, 2], np.int64)}  # the spec as onnxruntime: no tiebreak
+    assert not spec.sides_with("y", np.array([2, 2], np.int64))
+    plain = next(c for c in _cases(20) if "float16" not in c.tags)  # no float16: no tiebreak
+    spec = forms._Spec(plain, {"y": np.array([2, 2], np.int64)})
+    plain.checks["y"] = "values"
+    spec._outputs = {"y": np.array([3, 3], np.int64)}
+    assert not spec.sides_with("y", np.array([3, 3], np.int64))
+
+
+@pytest.mark.parametrize(("in_axis", "in_dir", "out_axis", "out_dir"),
+                         [(0, 0, 0, 0), (1, 1, 0, 0), (-1, 0, 1, 1), (1, 1, -2, 1)])
+def test_the_reference_scan_along_any_axis_matches_onnxruntime(
+        in_axis: int, in_dir: int, out_axis: int, out_dir: int) -> None:
+    """The suite's arbiter runs ONNX's reference Scan, which takes axis 0 forwards only, on
+    inputs moved to that axis (``forms._ScanAnyAxes``): along every axis and direction it
+    computes what onnxruntime does (a running sum as the state, each row doubled as the
+    scan output)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx.reference import ReferenceEvaluator
+    from support.conversion import run_onnxruntime
+
+    vi = h.make_tensor_value_info
+    body = h.make_graph([h.make_node("Add", ["s", "r"], ["s2"]),
+                         h.make_node("Add", ["r", "r"], ["d"])], "body",
+                        [vi("s", T.FLOAT, [2]), vi("r", T.FLOAT, [2])],
+                        [vi("s2", T.FLOAT, [2]), vi("d", T.FLOAT, [2])])
+    node = h.make_node("Scan", ["s0", "x"], ["s", "y"], body=body, num_scan_inputs=1,
+                       scan_input_axes=[in_axis], scan_input_directions=[in_dir],
+                       scan_output_axes=[out_axis], scan_output_directions=[out_dir])
+    x_shape = [3, 2] if in_axis % 2 == 0 else [2, 3]
+    model = h.make_model(h.make_graph([node], "g", [vi("s0", T.FLOAT, [2]),
+                                                     vi("x", T.FLOAT, x_shape)],
+                                      [vi("s", T.FLOAT, None), vi("y", T.FLOAT, None)]),
+                         opset_imports=[h.make_opsetid("", 16)])
+    model.ir_version = 10
+    feed = {"s0": np.array([1, -1], np.float32),
+            "x": np.arange(6, dtype=np.float32).reshape(x_shape) ** 2}
+    expected = run_onnxruntime(model, feed)
+    evaluator = ReferenceEvaluator(model, new_ops=[forms._ScanAnyAxes])
+    got = dict(zip(evaluator.output_names, evaluator.run(None, feed)))
+    for name, value in expected.items():
+        assert got[name].shape == value.shape, name
+        np.testing.assert_array_equal(got[name], value)
+
+
 def test_forms_are_one_list_of_distinct_names() -> None:
     names = [f.name for f in FORMS]
     assert len(set(names)) == len(names)

@@ -18,8 +18,18 @@ when either arbiter sides with onnxruntime there:
   a rewrite that changes a result shows in the irtool forms.)
 
 Otherwise the difference is the engines' (``unsettled``: recorded, not counted against
-irtool). The claim the suite checks: no form ``differ``s, and no irtool form fails
-(``error``) on a model onnxruntime runs.
+irtool). So is a difference where onnxruntime and OpenVINO's frontend agree but ONNX's
+own reference implementation (``onnx.reference``, the spec in numpy) computes what the
+form does: both engines depart from the spec the same way (a float16 chain they compute
+in float32, where the spec rounds every op's result to float16: seed 118, case 189 of the
+long run, a float16 ``ReduceSum`` cast to int64 that the rounding takes from 2.999 to 3).
+The verdict's detail says so; a rewrite that changes a result is still ``differ`` by its
+baseline first. Only in models with float16 values: the reference implementation has gaps of
+its own in control flow (some Loops keep their initial values), which elsewhere could
+match a bug of irtool's and hide it.
+
+The claim the suite checks: no form ``differ``s, and no irtool form fails (``error``) on a
+model onnxruntime runs.
 
 onnxruntime and both OpenVINO engines run in a worker process (``irtool.engines.isolate``):
 a crash or a hang of either is an outcome, not the end of the run.
@@ -195,9 +205,47 @@ def evaluate(case: Case, forms: Sequence[Form] = FORMS, *, timeout: float = 120.
                 _run_form(case, form, xml, ref, timeout)
     evaluation = Evaluation(None, arbiter.error,
                             unsettled_outputs=[o for o in ref if not settled[o]])
+    spec = _Spec(case, ref)
     for form in forms:
-        evaluation.verdicts.append(_verdict(form, runs, settled))
+        evaluation.verdicts.append(_verdict(form, runs, settled, spec))
     return evaluation
+
+
+class _Spec:
+    """ONNX's reference implementation on the case, run only when a verdict asks (a form
+    that differs where both engines agree): does it compute what the form computed, and
+    not what onnxruntime did?"""
+
+    def __init__(self, case: Case, ref: Mapping[str, np.ndarray]) -> None:
+        self.case, self.ref = case, ref
+        self._outputs: dict[str, np.ndarray] | None = None
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        """The reference implementation's outputs; none where it cannot run the model."""
+        if self._outputs is None:
+            from onnx.reference import ReferenceEvaluator
+
+            try:
+                evaluator = ReferenceEvaluator(self.case.model, new_ops=[_ScanAnyAxes])
+                values = evaluator.run(None, dict(self.case.feed))
+                self._outputs = {name: np.asarray(v) for name, v in
+                                 zip(evaluator.output_names, values)}
+            except Exception:  # its own gaps: no arbiter then
+                self._outputs = {}
+        return self._outputs
+
+    def sides_with(self, name: str, got: np.ndarray | None) -> bool:
+        """Does the spec give ``got`` for output ``name``, where onnxruntime differs from it?"""
+        kind = self.case.checks.get(name, "values")
+        if got is None or kind not in ("values", "loose") or "float16" not in self.case.tags:
+            # A random output's values are nobody's to settle. And only float16 is known
+            # to make both engines depart from the spec alike; elsewhere the reference
+            # implementation's own gaps (it gives some Loops their initial values) could
+            # match a bug of irtool's and hide it.
+            return False
+        spec = self.outputs().get(name)
+        return spec is not None and check_output(kind, name, got, spec) is None and \
+            check_output(kind, name, spec, self.ref[name]) is not None
 
 
 @dataclass
@@ -209,9 +257,60 @@ class _Run:
     kind: str = ""
     detail: str = ""
     extra: list[str] = field(default_factory=list)
+    got: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
-def _verdict(form: Form, runs: Mapping[str, _Run], settled: Mapping[str, bool]) -> Verdict:
+def _scan_any_axes() -> type:
+    """ONNX's reference Scan (opset 9 on) runs along axis 0, forwards only; the spec's Scan
+    along any axis and direction is that one on inputs whose scan axis is moved first (and
+    reversed for a backward scan), its scan outputs moved back (and reversed) after."""
+    from onnx.reference.ops.op_scan import Scan as ReferenceScan
+
+    class Scan(ReferenceScan):  # type: ignore[misc]
+        """(The reference evaluator takes a new op by its class's name.)"""
+
+        op_domain = ""
+
+        def __init__(self, node: onnx.NodeProto, run_params: dict[str, Any]) -> None:
+            moved = ("scan_input_axes", "scan_input_directions", "scan_output_axes",
+                     "scan_output_directions")
+            given = {a.name: list(a.ints) for a in node.attribute if a.name in moved}
+            plain = onnx.NodeProto()
+            plain.CopyFrom(node)
+            del plain.attribute[:]
+            plain.attribute.extend(a for a in node.attribute if a.name not in moved)
+            super().__init__(plain, run_params)
+            self.given = given
+
+        def _run(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+            states = len(args) - self.num_scan_inputs
+            inputs = list(args)
+            for i in range(self.num_scan_inputs):
+                x = np.asarray(inputs[states + i])
+                x = np.moveaxis(x, _at(self.given, "scan_input_axes", i) % x.ndim, 0)
+                inputs[states + i] = x[::-1] if _at(self.given, "scan_input_directions", i) \
+                    else x
+            outputs = list(super()._run(*inputs, **kwargs))
+            for j in range(len(outputs) - states):
+                y = np.asarray(outputs[states + j])
+                y = y[::-1] if _at(self.given, "scan_output_directions", j) else y
+                outputs[states + j] = np.ascontiguousarray(np.moveaxis(
+                    y, 0, _at(self.given, "scan_output_axes", j) % y.ndim))
+            return tuple(outputs)
+
+    return Scan
+
+
+def _at(attrs: Mapping[str, list[int]], name: str, index: int) -> int:
+    values = attrs.get(name, [])
+    return values[index] if index < len(values) else 0
+
+
+_ScanAnyAxes = _scan_any_axes()
+
+
+def _verdict(form: Form, runs: Mapping[str, _Run], settled: Mapping[str, bool],
+             spec: _Spec) -> Verdict:
     run = runs[form.name]
     if run.wrong is None:
         return Verdict(form.name, run.kind, run.detail)
@@ -224,10 +323,14 @@ def _verdict(form: Form, runs: Mapping[str, _Run], settled: Mapping[str, bool]) 
         return Verdict(form.name, "differ", detail, run.extra, "the model's outputs")
     base = runs.get(form.baseline) if form.baseline else None
     for name in bad:
-        if settled[name]:
-            return Verdict(form.name, "differ", detail, bad, "openvino-frontend")
         if base is not None and base.wrong is not None and base.wrong.get(name) is None:
             return Verdict(form.name, "differ", detail, bad, form.baseline or "")
+    for name in bad:
+        if settled[name] and not spec.sides_with(name, run.got.get(name)):
+            return Verdict(form.name, "differ", detail, bad, "openvino-frontend")
+    if any(settled[name] for name in bad):
+        detail = "the engines agree, but ONNX's reference implementation computes what " \
+                 f"this form does: {detail}"
     return Verdict(form.name, "unsettled", detail, bad)
 
 
@@ -264,7 +367,7 @@ def _run_form(case: Case, form: Form, xml: Path, ref: Mapping[str, np.ndarray],
             return _Run(None, "error", f"run: {type(err).__name__}: {first_line(err)}")
     wrong = {name: check_output(case.checks.get(name, "values"), name, got.get(name), value)
              for name, value in ref.items()}
-    return _Run(wrong, extra=sorted(set(got) - set(ref)))
+    return _Run(wrong, extra=sorted(set(got) - set(ref)), got=got)
 
 
 def check_output(kind: str, name: str, got: np.ndarray | None, ref: np.ndarray) -> str | None:
