@@ -32,8 +32,9 @@ from .vectorize import VectorizeLoops
 
 def conversion(*, vectorize: bool = True, slice_inputs: bool = False,
                optimize: bool = True) -> Pipeline[Model]:
-    """Dead layers pruned; TensorIterators whose bodies read no sliced input made Loops
-    (OpenVINO runs those once); independent loops vectorised (then what they left pruned);
+    """Dead layers and unread loop outputs pruned (OpenVINO computes some of the latter
+    wrong); TensorIterators whose bodies read no sliced input made Loops (OpenVINO runs
+    those once); independent loops vectorised (then what they left pruned);
     Identity layers dropped (OpenVINO runs each as a node, per iteration in a body); copies
     on back edges whose Result reads a body Parameter (OpenVINO computes those wrong
     without); the sliced-input rewrite only when asked (OpenVINO runs the body Gather

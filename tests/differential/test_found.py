@@ -672,6 +672,49 @@ def test_a_float16_sum_is_rounded_to_float16_before_its_cast(
     record_property("onnxruntime", int(run_onnxruntime(model, feed)["n"]))  # type: ignore[operator]
 
 
+def _loop_with_an_unread_scan_of_its_condition() -> onnx.ModelProto:
+    """``bench/differential.py --seed 126 --case 39`` cut down: a Loop of no trip count and
+    no condition given, five iterations (``i < 4``), whose first scan output (the body's
+    incoming condition) nobody reads and whose second stacks an outer boolean ``b``."""
+    body = h.make_graph([_const("four", np.int64(4)), h.make_node("Less", ["i", "four"], ["go"]),
+                         h.make_node("Identity", ["c"], ["cs"]),
+                         h.make_node("Identity", ["b"], ["bs"])], "body",
+                        [vi("i", T.INT64, []), vi("c", T.BOOL, [])],
+                        [vi("go", T.BOOL, []), vi("cs", T.BOOL, []), vi("bs", T.BOOL, [])])
+    return _model([_const("half", np.float32(0.5)), h.make_node("Equal", ["x", "half"], ["b"]),
+                   _const("M", np.int64(2**63 - 1)),
+                   h.make_node("Loop", ["M", ""], ["conds", "ys"], body=body)],
+                  [vi("x", T.FLOAT, [])], [vi("ys", T.BOOL, [None])], opset=22)
+
+
+@pytest.mark.parametrize("x", [-0.12, 0.5])
+def test_a_loop_output_nobody_reads_is_not_in_the_ir(x: float, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     openvino_quirk: QuirkRecorder) -> None:
+    """Found by the long run (seed 126, case 39): with the unread scan output of the body's
+    condition Parameter (which the Loop's own condition input starts) before it, OpenVINO's
+    CPU plugin gave the read one no rows where ``b`` is false: ``[0]`` where onnxruntime
+    gives ``[5]``. ``Prune`` now drops Loop outputs nobody reads (docs/openvino-quirks.md);
+    irtool and OpenVINO on irtool's IR give onnxruntime's five rows. The IR with the unread
+    output (``drop_unread_outputs`` off) is run too: what the plugin does with it is
+    recorded."""
+    from irtool.passes import prune
+
+    model = _loop_with_an_unread_scan_of_its_condition()
+    feed = {"x": np.array(x, np.float32)}
+    expected = run_onnxruntime(model, feed)
+    assert expected["ys"].shape == (5,)
+    ir = irtool.convert(model)
+    (loop,) = [layer for _, layer in ir.graph.walk() if layer.type == "Loop"]
+    assert len(loop.outputs) == 1
+    assert_same(irtool.run(ir, feed), expected, "irtool")
+    assert_same(_openvino(model, feed, tmp_path), expected, "openvino")
+    monkeypatch.setattr(prune, "drop_unread_outputs", lambda graph, loop: 0)
+    old = _openvino(model, feed, tmp_path / "unread")["ys"]
+    openvino_quirk("unread-scan-of-the-loop-condition", behaves=old.shape == (5,),
+                   reproduced=old.shape == (0,) and x != 0.5, answer=str(old.tolist()))
+
+
 # -- open ----------------------------------------------------------------------------------------
 
 
