@@ -549,6 +549,23 @@ class Graph(Observed):
                              f"{' ...' if len(left) > 10 else ''} form a cycle")
         return order
 
+    def is_acyclic(self) -> bool:
+        """Whether no layer feeds itself through any chain of edges (``topological_order``
+        without the order: no heap, each node's distinct producers counted once)."""
+        succ: dict[int, dict[int, Any]] = self.nx._succ
+        waiting = {node: len(producers) for node, producers in self.nx._pred.items()}
+        ready = [node for node, count in waiting.items() if not count]
+        done = 0
+        while ready:
+            node = ready.pop()
+            done += 1
+            for nxt in succ[node]:
+                left = waiting[nxt] - 1
+                waiting[nxt] = left
+                if not left:
+                    ready.append(nxt)
+        return done == len(waiting)
+
     def walk(self, scope: str = "") -> Iterator[tuple[str, Layer]]:
         """Every layer of this graph and of all nested bodies, with its scope path."""
         for layer in self.layers:
