@@ -16,11 +16,16 @@ class Reporter:
 
     ``earlier`` holds ``(scope, layer_id, code)`` of what the XML reader already
     reported; rules that would only restate the reader's finding consult it.
+    ``as_read``: the model is the one the XML reader made, unchanged since, so what the
+    reader checks on the way (each port's precision and dims, each Const's data against
+    the .bin: ``irtool.ir.serde.xml_reader``) holds or is in ``earlier``, and the rules
+    do not check it again.
     """
 
     file: str | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     earlier: set[tuple[str, int | None, str]] = field(default_factory=set)
+    as_read: bool = False
 
     def reported(self, scope: str, layer: Layer, *codes: str) -> bool:
         """Whether the reader already reported one of ``codes`` on ``layer``."""
