@@ -568,10 +568,12 @@ class Graph(Observed):
 
     def walk(self, scope: str = "") -> Iterator[tuple[str, Layer]]:
         """Every layer of this graph and of all nested bodies, with its scope path."""
-        for layer in self.layers:
+        for data in self.nx._node.values():  # (networkx's NodeDataView costs more)
+            layer = data["layer"]
             yield scope, layer
-            for body_name, body in layer.bodies.items():
-                yield from body.walk(body_scope(scope, layer.id, body_name))
+            if layer.bodies:
+                for body_name, body in layer.bodies.items():
+                    yield from body.walk(body_scope(scope, layer.id, body_name))
 
     def copy(self, keep: Container[int] | None = None) -> Graph:
         """A copy sharing nothing that can change with this graph (constant payloads, which

@@ -51,7 +51,15 @@ class Reporter:
 
 def layer_map(graph: Graph) -> dict[int, Layer]:
     """Node key -> Layer, skipping nodes networkx made up for edges to missing layers."""
-    return {node: data["layer"] for node, data in graph.nx.nodes(data=True) if "layer" in data}
+    # (networkx's node dicts read directly: its NodeDataView costs more than the dict)
+    return {node: data["layer"] for node, data in graph.nx._node.items() if "layer" in data}
+
+
+def repeats_a_port_id(layer: Layer) -> bool:
+    """Whether two of the layer's ports, inputs and outputs together, have one id."""
+    inputs, outputs = layer.inputs, layer.outputs
+    count = len(inputs) + len(outputs)
+    return count > 1 and len({p.id for p in inputs} | {p.id for p in outputs}) != count
 
 
 def find_port(ports: list[Port], port_id: int) -> Port | None:

@@ -14,6 +14,7 @@ from .report import (
     fmt_dims,
     known_rank,
     precision,
+    repeats_a_port_id,
     static_dims_differ,
 )
 
@@ -32,14 +33,18 @@ def check_structure(graph: Graph, layers: dict[int, Layer], scope: str, rep: Rep
 def _check_ids(layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
     owners: dict[int, Layer] = {}
     for node, layer in layers.items():
-        if layer.id in owners and owners[layer.id] is not layer:
-            rep.add("DUPLICATE_LAYER_ID", f"layer id {layer.id} is used twice (also by "
-                    f"{owners[layer.id].name!r})", layer=layer, scope=scope)
+        lid = layer.id
+        owner = owners.get(lid)
+        if owner is not None and owner is not layer:
+            rep.add("DUPLICATE_LAYER_ID", f"layer id {lid} is used twice (also by "
+                    f"{owner.name!r})", layer=layer, scope=scope)
         else:
-            owners[layer.id] = layer
-        if layer.id != node and not (layer.id in layers and layers[layer.id] is not layer):
-            rep.add("LAYER_ID_MISMATCH", f"layer {layer.name!r} has id {layer.id} but is stored "
+            owners[lid] = layer
+        if lid != node and not (lid in layers and layers[lid] is not layer):
+            rep.add("LAYER_ID_MISMATCH", f"layer {layer.name!r} has id {lid} but is stored "
                     f"under node {node}", layer=layer, scope=scope)
+        if not repeats_a_port_id(layer):
+            continue  # the common case
         seen: dict[int, str] = {}
         for kind, ports in (("input", layer.inputs), ("output", layer.outputs)):
             for port in ports:
