@@ -478,13 +478,25 @@ class Graph(Observed):
                          seq=self._edge_seq)
         self._edge_seq += 1
 
-    def fill_edge(self, src: int, src_port: int, dst: int, dst_port: int,
-                  line: int | None = None) -> None:
-        """``connect`` for a graph being made, between layers it has (a reader's): no edit."""
+    def fill_edges(self, edges: Iterable[tuple[int, int, int, int, int | None]]
+                   ) -> list[tuple[int, int, int, int, int | None]]:
+        """``connect`` of each ``(src, src_port, dst, dst_port, line)`` for a graph being made
+        (a reader's): no edit. Returns those naming a layer the graph does not have, in
+        order, which are not added."""
+        nodes = self.nx._node
         seq = self._edge_seq
-        self.nx.fill_edge(src, dst, {"from_port": src_port, "to_port": dst_port, "line": line,
-                                     "seq": seq})
-        self.__dict__["_edge_seq"] = seq + 1  # not an edit: the graph is being made
+        data, missing = [], []
+        for edge in edges:
+            src, src_port, dst, dst_port, line = edge
+            if src in nodes and dst in nodes:
+                data.append((src, dst, {"from_port": src_port, "to_port": dst_port,
+                                        "line": line, "seq": seq}))
+                seq += 1
+            else:
+                missing.append(edge)
+        self.nx.fill_edges(data)
+        self.__dict__["_edge_seq"] = seq  # not an edit: the graph is being made
+        return missing
 
     def disconnect_input(self, dst: int, dst_port: int) -> None:
         doomed = [(u, k) for u, _, k, d in self.nx.in_edges(dst, keys=True, data=True)

@@ -151,16 +151,13 @@ class _Reader:
     def connect(self, graph: Graph, edges: list[tuple[int, int, int, int, int]],
                 scope: str) -> None:
         """Add ``edges`` (once every layer is in: IR may list them first)."""
-        for src, src_port, dst, dst_port, line in edges:
+        for src, src_port, dst, dst_port, line in graph.fill_edges(edges):
             missing = [i for i in (src, dst) if i not in graph]
-            if missing:
-                # Name the endpoint that does exist, so the report points at a layer.
-                present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
-                self.problem("EDGE_UNKNOWN_LAYER",
-                             f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
-                             f"{missing[0]}, which does not exist", line, present, scope=scope)
-                continue
-            graph.fill_edge(src, src_port, dst, dst_port, line=line)
+            # Name the endpoint that does exist, so the report points at a layer.
+            present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
+            self.problem("EDGE_UNKNOWN_LAYER",
+                         f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
+                         f"{missing[0]}, which does not exist", line, present, scope=scope)
 
     def stream(self, events: Iterator[tuple[str, etree._Element]], *,
                validating: bool = False) -> Model:
@@ -277,7 +274,7 @@ class _Reader:
                 continue
             order.append(tag)
             if tag == "data":
-                found["attrs"] = EditedDict(child.attrib)
+                found["attrs"] = EditedDict(child.items())  # (lxml's mapping: a call per key)
                 found["has_data"] = True
             elif tag == "input":
                 found["inputs"] = self.ports(child, who, scope)
