@@ -33,6 +33,11 @@ class Reporter:
             return False  # the common case: the reader found nothing
         return any((scope, layer.id, code) in self.earlier for code in codes)
 
+    def aside(self) -> Reporter:
+        """A reporter for the same file and reader's findings whose own findings are kept
+        aside, for a rule that runs out of the order its findings are reported in."""
+        return Reporter(self.file, earlier=self.earlier, as_read=self.as_read)
+
     def add(self, code: str, message: str, *, layer: Layer | None = None,
             line: int | None = None, scope: str = "", layer_id: int | None = None) -> None:
         if line is None and layer is not None:

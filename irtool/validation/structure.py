@@ -22,37 +22,70 @@ SOURCE_TYPES = ("Parameter", "Const")
 
 
 def check_structure(graph: Graph, layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
-    """Every structural rule for one graph (not its bodies)."""
-    _check_ids(layers, scope, rep)
-    fed = _check_edges(graph, layers, scope, rep)
-    _check_cycles(graph, layers, scope, rep)
-    _check_boundary_layers(graph, layers, scope, rep)
-    _check_connected(layers, fed, scope, rep)
+    """Every structural rule for one graph (not its bodies), reported rule by rule: ids,
+    edges, cycles, boundary layers, connected inputs."""
+    edges, cycles = rep.aside(), rep.aside()
+    fed = _check_edges(graph, layers, scope, edges)
+    _check_cycles(graph, layers, scope, cycles)
+    boundary, connected = rep.aside(), rep.aside()
+    _check_layers(graph, layers, fed, scope, rep, boundary, connected)
+    for found in (edges, cycles, boundary, connected):
+        rep.diagnostics += found.diagnostics
 
 
-def _check_ids(layers: dict[int, Layer], scope: str, rep: Reporter) -> None:
+def _check_layers(graph: Graph, layers: dict[int, Layer], fed: dict[int, set[int]],
+                  scope: str, ids: Reporter, boundary: Reporter, connected: Reporter) -> None:
+    """The rules on each layer of the graph, in one pass over the layers (10^5 of them):
+    ids (layer ids and port ids used once, as stored), boundary layers (a Parameter or
+    Const has no input and one output, a Result one input and no output) and connected
+    inputs (each input port of any other layer has a producer), each to its reporter."""
     owners: dict[int, Layer] = {}
+    pred = graph.nx._pred
     for node, layer in layers.items():
         lid = layer.id
         owner = owners.get(lid)
         if owner is not None and owner is not layer:
-            rep.add("DUPLICATE_LAYER_ID", f"layer id {lid} is used twice (also by "
+            ids.add("DUPLICATE_LAYER_ID", f"layer id {lid} is used twice (also by "
                     f"{owner.name!r})", layer=layer, scope=scope)
         else:
             owners[lid] = layer
         if lid != node and not (lid in layers and layers[lid] is not layer):
-            rep.add("LAYER_ID_MISMATCH", f"layer {layer.name!r} has id {lid} but is stored "
+            ids.add("LAYER_ID_MISMATCH", f"layer {layer.name!r} has id {lid} but is stored "
                     f"under node {node}", layer=layer, scope=scope)
-        if not repeats_a_port_id(layer):
-            continue  # the common case
-        seen: dict[int, str] = {}
-        for kind, ports in (("input", layer.inputs), ("output", layer.outputs)):
-            for port in ports:
-                if port.id in seen:
-                    rep.add("DUPLICATE_PORT_ID", f"port id {port.id} is used by two ports "
-                            f"({seen[port.id]} and {kind})", layer=layer,
-                            line=port.line, scope=scope)
-                seen[port.id] = kind
+        inputs, outputs = layer.inputs, layer.outputs
+        if repeats_a_port_id(layer):
+            seen: dict[int, str] = {}
+            for kind, ports in (("input", inputs), ("output", outputs)):
+                for port in ports:
+                    if port.id in seen:
+                        ids.add("DUPLICATE_PORT_ID", f"port id {port.id} is used by two ports "
+                                f"({seen[port.id]} and {kind})", layer=layer,
+                                line=port.line, scope=scope)
+                    seen[port.id] = kind
+        op = layer.type
+        if op in SOURCE_TYPES:
+            has_in_edges = bool(pred[node])
+            if inputs or has_in_edges:
+                boundary.add("PARAMETER_HAS_INPUT", f"a {op} takes no inputs but has "
+                             f"{len(inputs)} input port(s)"
+                             f"{' and incoming edges' if has_in_edges else ''}", layer=layer,
+                             scope=scope)
+            if len(outputs) != 1:
+                boundary.add("PORT_COUNT", f"a {op} has exactly one output port, not "
+                             f"{len(outputs)}", layer=layer, scope=scope)
+            continue  # their (forbidden) inputs are PARAMETER_HAS_INPUT, not unconnected
+        if op == "Result":
+            if outputs:
+                boundary.add("RESULT_HAS_OUTPUT", f"a Result has no outputs but has "
+                             f"{len(outputs)} output port(s)", layer=layer, scope=scope)
+            if len(inputs) != 1:
+                boundary.add("PORT_COUNT", f"a Result has exactly one input port, not "
+                             f"{len(inputs)}", layer=layer, scope=scope)
+        ports_fed = fed.get(node, ())
+        for port in inputs:
+            if port.id not in ports_fed:
+                connected.add("UNCONNECTED_INPUT", f"input port {port.id} has no producer",
+                              layer=layer, line=port.line or layer.line, scope=scope)
 
 
 def _check_edges(graph: Graph, layers: dict[int, Layer], scope: str,
@@ -176,36 +209,3 @@ def _check_cycles(graph: Graph, layers: dict[int, Layer], scope: str, rep: Repor
             path = sorted(component)
         chain = " -> ".join(str(n) for n in [*path, path[0]])
         rep.add("CYCLE", f"layers form a cycle: {chain}", layer=layers[first], scope=scope)
-
-
-def _check_boundary_layers(graph: Graph, layers: dict[int, Layer], scope: str,
-                           rep: Reporter) -> None:
-    for node, layer in layers.items():
-        if layer.type in SOURCE_TYPES:
-            has_in_edges = bool(graph.nx._pred[node])
-            if layer.inputs or has_in_edges:
-                rep.add("PARAMETER_HAS_INPUT", f"a {layer.type} takes no inputs but has "
-                        f"{len(layer.inputs)} input port(s)"
-                        f"{' and incoming edges' if has_in_edges else ''}", layer=layer,
-                        scope=scope)
-            if len(layer.outputs) != 1:
-                rep.add("PORT_COUNT", f"a {layer.type} has exactly one output port, not "
-                        f"{len(layer.outputs)}", layer=layer, scope=scope)
-        elif layer.type == "Result":
-            if layer.outputs:
-                rep.add("RESULT_HAS_OUTPUT", f"a Result has no outputs but has "
-                        f"{len(layer.outputs)} output port(s)", layer=layer, scope=scope)
-            if len(layer.inputs) != 1:
-                rep.add("PORT_COUNT", f"a Result has exactly one input port, not "
-                        f"{len(layer.inputs)}", layer=layer, scope=scope)
-
-
-def _check_connected(layers: dict[int, Layer], fed: dict[int, set[int]], scope: str,
-                     rep: Reporter) -> None:
-    for node, layer in layers.items():
-        if layer.type in SOURCE_TYPES:
-            continue  # their (forbidden) inputs are PARAMETER_HAS_INPUT
-        for port in layer.inputs:
-            if port.id not in fed.get(node, ()):
-                rep.add("UNCONNECTED_INPUT", f"input port {port.id} has no producer",
-                        layer=layer, line=port.line or layer.line, scope=scope)
