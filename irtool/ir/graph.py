@@ -478,13 +478,25 @@ class Graph(Observed):
                          seq=self._edge_seq)
         self._edge_seq += 1
 
-    def fill_edge(self, src: int, src_port: int, dst: int, dst_port: int,
-                  line: int | None = None) -> None:
-        """``connect`` for a graph being made, between layers it has (a reader's): no edit."""
+    def fill_edges(self, edges: Iterable[tuple[int, int, int, int, int | None]]
+                   ) -> list[tuple[int, int, int, int, int | None]]:
+        """``connect`` of each ``(src, src_port, dst, dst_port, line)`` for a graph being made
+        (a reader's): no edit. Returns those naming a layer the graph does not have, in
+        order, which are not added."""
+        nodes = self.nx._node
         seq = self._edge_seq
-        self.nx.fill_edge(src, dst, {"from_port": src_port, "to_port": dst_port, "line": line,
-                                     "seq": seq})
-        self.__dict__["_edge_seq"] = seq + 1  # not an edit: the graph is being made
+        data, missing = [], []
+        for edge in edges:
+            src, src_port, dst, dst_port, line = edge
+            if src in nodes and dst in nodes:
+                data.append((src, dst, {"from_port": src_port, "to_port": dst_port,
+                                        "line": line, "seq": seq}))
+                seq += 1
+            else:
+                missing.append(edge)
+        self.nx.fill_edges(data)
+        self.__dict__["_edge_seq"] = seq  # not an edit: the graph is being made
+        return missing
 
     def disconnect_input(self, dst: int, dst_port: int) -> None:
         doomed = [(u, k) for u, _, k, d in self.nx.in_edges(dst, keys=True, data=True)
@@ -549,12 +561,31 @@ class Graph(Observed):
                              f"{' ...' if len(left) > 10 else ''} form a cycle")
         return order
 
+    def is_acyclic(self) -> bool:
+        """Whether no layer feeds itself through any chain of edges (``topological_order``
+        without the order: no heap, each node's distinct producers counted once)."""
+        succ: dict[int, dict[int, Any]] = self.nx._succ
+        waiting = {node: len(producers) for node, producers in self.nx._pred.items()}
+        ready = [node for node, count in waiting.items() if not count]
+        done = 0
+        while ready:
+            node = ready.pop()
+            done += 1
+            for nxt in succ[node]:
+                left = waiting[nxt] - 1
+                waiting[nxt] = left
+                if not left:
+                    ready.append(nxt)
+        return done == len(waiting)
+
     def walk(self, scope: str = "") -> Iterator[tuple[str, Layer]]:
         """Every layer of this graph and of all nested bodies, with its scope path."""
-        for layer in self.layers:
+        for data in self.nx._node.values():  # (networkx's NodeDataView costs more)
+            layer = data["layer"]
             yield scope, layer
-            for body_name, body in layer.bodies.items():
-                yield from body.walk(body_scope(scope, layer.id, body_name))
+            if layer.bodies:
+                for body_name, body in layer.bodies.items():
+                    yield from body.walk(body_scope(scope, layer.id, body_name))
 
     def copy(self, keep: Container[int] | None = None) -> Graph:
         """A copy sharing nothing that can change with this graph (constant payloads, which

@@ -61,12 +61,15 @@ def check_graph(graph: Graph, scope: str, rep: Reporter) -> None:
 
 
 def validate_model(model: Model, *, file: str | None = None,
-                   earlier: Sequence[Diagnostic] = ()) -> list[Diagnostic]:
+                   earlier: Sequence[Diagnostic] = (), as_read: bool = False
+                   ) -> list[Diagnostic]:
     """Semantic checks of an in-memory model (no XML, no XSD).
 
     ``earlier``: what reading the file already reported, so that no rule says it twice.
+    ``as_read``: ``model`` is as the XML reader made it (see ``Reporter``).
     """
-    rep = Reporter(file, earlier={(d.scope, d.layer_id, d.code) for d in earlier})
+    rep = Reporter(file, earlier={(d.scope, d.layer_id, d.code) for d in earlier},
+                   as_read=as_read)
     with paused_gc():
         check_graph(model.graph, "", rep)
         check_variables(model.graph, rep)
@@ -90,7 +93,8 @@ def check_file(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | 
             if problem.severity != severity(problem.code):
                 problem = dataclasses.replace(problem, severity=severity(problem.code))
             diagnostics.append(problem)
-        diagnostics += validate_model(found.model, file=file, earlier=found.problems)
+        diagnostics += validate_model(found.model, file=file, earlier=found.problems,
+                                      as_read=True)
         diagnostics += check_weights(found.model, found.weights_size, file)
         return found.model, diagnostics
 

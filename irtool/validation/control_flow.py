@@ -49,13 +49,12 @@ class _Ctx:
 def check_control_flow(graph: Graph, layers: dict[int, Layer], layer: Layer, scope: str,
                        rep: Reporter) -> None:
     """Rules for one Loop, TensorIterator or If layer (its bodies are walked by the caller)."""
-    ctx = _Ctx(graph, layers, layer, scope, rep)
     if layer.type == "Loop":
-        _check_iterator(ctx, is_loop=True)
+        _check_iterator(_Ctx(graph, layers, layer, scope, rep), is_loop=True)
     elif layer.type == "TensorIterator":
-        _check_iterator(ctx, is_loop=False)
+        _check_iterator(_Ctx(graph, layers, layer, scope, rep), is_loop=False)
     elif layer.type == "If":
-        _check_if(ctx)
+        _check_if(_Ctx(graph, layers, layer, scope, rep))
 
 
 # -- shared: one port map against one body -------------------------------------

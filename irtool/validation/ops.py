@@ -60,18 +60,25 @@ _CONTROL_FLOW = frozenset({("Loop", "opset5"), ("TensorIterator", "opset1"), ("I
 without asking OpenVINO (whose import would cost a conversion half a second)."""
 
 
+_KNOWN = set(_CONTROL_FLOW)
+"""Operations found known (asked for every layer of a model: 10^5 registry lookups);
+none is ever forgotten (the registry only grows, by extensions), so a yes stays one."""
+
+
 def is_known_op(op_type: str, version: str) -> bool:
     """Whether irtool's registry or OpenVINO's opsets define ``op_type`` in ``version``."""
-    if (op_type, version) in _CONTROL_FLOW:
+    key = (op_type, version)
+    if key in _KNOWN:
         return True
     lookup = _registry_lookup()
-    if lookup is not None:
-        try:
-            if lookup(op_type, version) is not None:
-                return True
-        except Exception:  # a registry bug must not hide the IR's problems
-            pass
-    return openvino_knows(op_type, version)
+    try:
+        known = lookup is not None and lookup(op_type, version) is not None
+    except Exception:  # a registry bug must not hide the IR's problems
+        known = False
+    if known or openvino_knows(op_type, version):
+        _KNOWN.add(key)
+        return True
+    return False
 
 
 # Their attributes are the validator's own business (tensors, control_flow).

@@ -24,6 +24,7 @@ from ..core.sniff import other_kind
 from ..ir.graph import Model
 from ..ir.serde import xml_reader
 from .codes import severity
+from .report import repeats_a_port_id
 from .xsd import load_stream_schema, xsd_diagnostics
 
 
@@ -95,11 +96,7 @@ def _breaks_identity(model: Model, problems: list[Diagnostic]) -> bool:
     a second read only."""
     if any(p.code in _IDENTITY_CODES for p in problems):
         return True
-    for _, layer in model.graph.walk():
-        ports = layer.inputs + layer.outputs
-        if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
-            return True
-    return False
+    return any(repeats_a_port_id(layer) for _, layer in model.graph.walk())
 
 
 def _read_tree(path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None) -> Read:

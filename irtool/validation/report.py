@@ -16,17 +16,27 @@ class Reporter:
 
     ``earlier`` holds ``(scope, layer_id, code)`` of what the XML reader already
     reported; rules that would only restate the reader's finding consult it.
+    ``as_read``: the model is the one the XML reader made, unchanged since, so what the
+    reader checks on the way (each port's precision and dims, each Const's data against
+    the .bin: ``irtool.ir.serde.xml_reader``) holds or is in ``earlier``, and the rules
+    do not check it again.
     """
 
     file: str | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     earlier: set[tuple[str, int | None, str]] = field(default_factory=set)
+    as_read: bool = False
 
     def reported(self, scope: str, layer: Layer, *codes: str) -> bool:
         """Whether the reader already reported one of ``codes`` on ``layer``."""
         if not self.earlier:
             return False  # the common case: the reader found nothing
         return any((scope, layer.id, code) in self.earlier for code in codes)
+
+    def aside(self) -> Reporter:
+        """A reporter for the same file and reader's findings whose own findings are kept
+        aside, for a rule that runs out of the order its findings are reported in."""
+        return Reporter(self.file, earlier=self.earlier, as_read=self.as_read)
 
     def add(self, code: str, message: str, *, layer: Layer | None = None,
             line: int | None = None, scope: str = "", layer_id: int | None = None) -> None:
@@ -46,7 +56,15 @@ class Reporter:
 
 def layer_map(graph: Graph) -> dict[int, Layer]:
     """Node key -> Layer, skipping nodes networkx made up for edges to missing layers."""
-    return {node: data["layer"] for node, data in graph.nx.nodes(data=True) if "layer" in data}
+    # (networkx's node dicts read directly: its NodeDataView costs more than the dict)
+    return {node: data["layer"] for node, data in graph.nx._node.items() if "layer" in data}
+
+
+def repeats_a_port_id(layer: Layer) -> bool:
+    """Whether two of the layer's ports, inputs and outputs together, have one id."""
+    inputs, outputs = layer.inputs, layer.outputs
+    count = len(inputs) + len(outputs)
+    return count > 1 and len({p.id for p in inputs} | {p.id for p in outputs}) != count
 
 
 def find_port(ports: list[Port], port_id: int) -> Port | None:

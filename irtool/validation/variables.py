@@ -9,7 +9,6 @@ carry its value (ReadValue's init input and output, Assign's input) agree with t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..core.scopes import body_scope
@@ -69,9 +68,7 @@ def check_variables(graph: Graph, rep: Reporter) -> None:
     """The rules of the module docstring over ``graph`` and every body in it."""
     readers: dict[str, list[_Use]] = {}
     writers: dict[str, list[tuple[str, Layer]]] = {}
-    for scope, layer in _walk(graph, ""):
-        if layer.type not in STATEFUL:
-            continue
+    for scope, layer in _stateful(graph, ""):
         vid = layer.attrs.get("variable_id")
         if not vid:
             rep.add("VARIABLE_ID", f"a {layer.type} needs a variable_id", layer=layer,
@@ -114,13 +111,18 @@ def check_variables(graph: Graph, rep: Reporter) -> None:
                    layer.inputs[0] if layer.inputs else None, rep)
 
 
-def _walk(graph: Graph, scope: str) -> Iterator[tuple[str, Layer]]:
-    """Every layer of ``graph`` and its bodies (``Graph.walk`` without the nodes networkx
-    made up for edges to missing layers, which other rules report)."""
+def _stateful(graph: Graph, scope: str) -> list[tuple[str, Layer]]:
+    """The ReadValue and Assign layers of ``graph`` and its bodies, in ``Graph.walk``'s
+    order (without the nodes networkx made up for edges to missing layers, which other
+    rules report)."""
+    found = []
     for layer in layer_map(graph).values():
-        yield scope, layer
-        for name, body in layer.bodies.items():
-            yield from _walk(body, body_scope(scope, layer.id, name))
+        if layer.type in STATEFUL:
+            found.append((scope, layer))
+        if layer.bodies:
+            for name, body in layer.bodies.items():
+                found += _stateful(body, body_scope(scope, layer.id, name))
+    return found
 
 
 def _same_type(a: ElementType | None, b: ElementType | None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import openvino as ov
 import pytest
@@ -19,7 +20,7 @@ from irtool.ir import (
     parse_shape,
     serialize,
 )
-from irtool.ir.graph import join_names, split_names
+from irtool.ir.graph import Graph, join_names, split_names
 
 CONTROL_FLOW_CASES = ["test_loop11", "test_scan9_sum", "test_scan_sum", "test_if"]
 
@@ -223,3 +224,20 @@ def test_string_constants_round_trip() -> None:
     arr = np.array(["ab", "", "xyz"], dtype=object)
     data = ConstData.from_array(arr)
     assert data.to_numpy(element_type("string"), (3,)).tolist() == ["ab", "", "xyz"]
+
+
+@pytest.mark.parametrize("edges, acyclic", [
+    ([], True),
+    ([(0, 1), (1, 2), (0, 2), (2, 3)], True),  # a diamond: two paths to one layer
+    ([(0, 1), (0, 1), (1, 2)], True),  # two edges between one pair of layers
+    ([(0, 0)], False),  # a layer feeding itself
+    ([(0, 1), (1, 2), (2, 1), (2, 3)], False),  # a cycle past the first layer
+    ([(0, 1), (1, 0), (1, 0)], False),
+])
+def test_is_acyclic(edges: list[tuple[int, int]], acyclic: bool) -> None:
+    graph = Graph()
+    graph.nx.add_nodes_from(range(4))
+    for u, v in edges:
+        graph.connect(u, 0, v, 0)
+    assert graph.is_acyclic() is acyclic
+    assert nx.is_directed_acyclic_graph(graph.nx) is acyclic  # networkx agrees

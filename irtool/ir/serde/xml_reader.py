@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lxml import etree
 
@@ -39,13 +39,14 @@ from ..graph import (
     split_names,
     string_layout_problem,
 )
-from ..types import element_type
+from ..types import ElementType, element_type
 from .weights import split_record
 
 MAX_XML_BYTES = 1 << 31
 MAX_DIM = 1 << 40  # larger than any real tensor dimension; anything above is corrupt input
 
 _LAYER_ATTRS = ("id", "name", "type", "version")
+_PORT_ATTRS = ("id", "precision", "names")
 _PORT_MAP_TAGS = ("port_map", "then_port_map", "else_port_map")
 _BODY_TAGS = ("body", "then_body", "else_body")
 _PORT_MAP_INT_ATTRS = ("axis", "start", "end", "stride", "part_size")
@@ -59,10 +60,13 @@ class _Reader:
         self.problems = problems
         self.missing_bin_said = False
         self.orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # Texts read over and over (10^5 ports and Consts): each parsed once.
+        self.types: dict[str, ElementType] = {}
+        self.shapes: dict[str, _ConstShape] = {}
 
     # -- problem reporting --------------------------------------------------
     def problem(self, code: str, message: str, line: int | None,
-                layer: Layer | None = None, scope: str = "") -> None:
+                layer: Layer | _Named | None = None, scope: str = "") -> None:
         if self.problems is None:
             where = f"{layer.id} {layer.name!r}" if layer is not None else None
             raise IRParseError(message, file=self.file, line=line, layer=where)
@@ -72,7 +76,7 @@ class _Reader:
         ))
 
     def int_attr(self, el: etree._Element, name: str, code: str, *, required: bool = True,
-                 layer: Layer | None = None, scope: str = "") -> int | None:
+                 layer: Layer | _Named | None = None, scope: str = "") -> int | None:
         value = el.get(name)
         if value is None:
             if required:
@@ -147,16 +151,13 @@ class _Reader:
     def connect(self, graph: Graph, edges: list[tuple[int, int, int, int, int]],
                 scope: str) -> None:
         """Add ``edges`` (once every layer is in: IR may list them first)."""
-        for src, src_port, dst, dst_port, line in edges:
+        for src, src_port, dst, dst_port, line in graph.fill_edges(edges):
             missing = [i for i in (src, dst) if i not in graph]
-            if missing:
-                # Name the endpoint that does exist, so the report points at a layer.
-                present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
-                self.problem("EDGE_UNKNOWN_LAYER",
-                             f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
-                             f"{missing[0]}, which does not exist", line, present, scope=scope)
-                continue
-            graph.fill_edge(src, src_port, dst, dst_port, line=line)
+            # Name the endpoint that does exist, so the report points at a layer.
+            present = next((graph.layer(i) for i in (dst, src) if i in graph), None)
+            self.problem("EDGE_UNKNOWN_LAYER",
+                         f"edge {src}:{src_port} -> {dst}:{dst_port} names layer "
+                         f"{missing[0]}, which does not exist", line, present, scope=scope)
 
     def stream(self, events: Iterator[tuple[str, etree._Element]], *,
                validating: bool = False) -> Model:
@@ -235,32 +236,33 @@ class _Reader:
         return Model(graph=Graph(), name=root.get("name", "model"), version=version)
 
     def layer(self, el: etree._Element, scope: str) -> Layer | None:
-        layer_id = self.int_attr(el, "id", "LAYER_ATTR", scope=scope)
-        if layer_id is None:
-            return None
+        get = el.get
+        try:  # the common case in one go; any problem: said by int_attr
+            layer_id = int(get("id"))
+        except (TypeError, ValueError):
+            read_id = self.int_attr(el, "id", "LAYER_ATTR", scope=scope)
+            if read_id is None:
+                return None
+            layer_id = read_id
         if layer_id < 0:
             self.problem("LAYER_ATTR", f"layer id {layer_id} is negative", el.sourceline,
                          scope=scope)
             return None
+        name, op, version = get("name"), get("type"), get("version")
+        line = el.sourceline
         attrib = el.attrib
-        name, op, version = attrib.get("name"), attrib.get("type"), attrib.get("version")
-        layer = Layer(
-            id=layer_id,
-            name=name or "",
-            type=op or "",
-            version=version or "",
-            extra=EditedDict({k: v for k, v in attrib.items() if k not in _LAYER_ATTRS})
-            if len(attrib) > 4 - (name is None) - (op is None) - (version is None)
-            else EditedDict(),  # (the id is there: read above)
-            line=el.sourceline,
-            has_data=False,
-        )
+        extra: dict[str, str] = EditedDict(
+            {k: v for k, v in attrib.items() if k not in _LAYER_ATTRS}) \
+            if len(attrib) > 4 - (name is None) - (op is None) - (version is None) \
+            else EditedDict()  # (the id is there: read above)
+        # Problems name the layer by its id and name; the Layer is made at the end, of
+        # what was read (no container made to be replaced, no field set twice).
+        who = _Named(layer_id, name or "")
         if name is None or op is None or version is None:
             for attr in ("name", "type", "version"):
-                if attrib.get(attr) is None:
-                    self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute",
-                                 el.sourceline, layer, scope)
-        # What the children say is filled in at the end: the layer is being made, no edit.
+                if get(attr) is None:
+                    self.problem("LAYER_ATTR", f"layer lacks the {attr!r} attribute", line,
+                                 who, scope)
         found: dict[str, Any] = {}
         port_maps: dict[str, list[PortMapEntry]] = {}
         bodies: dict[str, Graph] = {}
@@ -272,16 +274,16 @@ class _Reader:
                 continue
             order.append(tag)
             if tag == "data":
-                found["attrs"] = EditedDict(child.attrib)
+                found["attrs"] = EditedDict(child.items())  # (lxml's mapping: a call per key)
                 found["has_data"] = True
             elif tag == "input":
-                found["inputs"] = self.ports(child, layer, scope)
+                found["inputs"] = self.ports(child, who, scope)
             elif tag == "output":
-                found["outputs"] = self.ports(child, layer, scope)
+                found["outputs"] = self.ports(child, who, scope)
             elif tag in _PORT_MAP_TAGS:
-                port_maps[tag] = self.port_map(child, layer, scope)
+                port_maps[tag] = self.port_map(child, who, scope)
             elif tag == "back_edges":
-                found["back_edges"] = self.back_edges(child, layer, scope)
+                found["back_edges"] = self.back_edges(child, who, scope)
             elif tag in _BODY_TAGS:
                 bodies[tag] = self.graph(child, body_scope(scope, layer_id, tag))
             elif tag == "rt_info":
@@ -294,14 +296,17 @@ class _Reader:
             found["bodies"] = bodies
         if unknown:
             found["unknown"] = unknown
+        if op == "Const":
+            found["const"] = self.const(found.get("attrs", _NO_ATTRS), line, who, scope)
         # Layers share a handful of orders: keep one tuple of each (memory at 10^6 layers).
-        layer.fill(child_order=self.orders.setdefault(tuple(order), tuple(order)), **found)
-        if layer.type == "Const":
-            self.const(layer, scope)
-        return layer
+        key = tuple(order)
+        return Layer(layer_id, name or "", op or "", version or "", extra=extra, line=line,
+                     has_data=found.pop("has_data", False),
+                     child_order=self.orders.setdefault(key, key), **found)
 
-    def ports(self, el: etree._Element, layer: Layer, scope: str) -> list[Port]:
+    def ports(self, el: etree._Element, layer: _Named, scope: str) -> list[Port]:
         ports: list[Port] = EditedList()  # as a Layer stores it: no copy
+        types = self.types
         for port_el in el:
             if port_el.tag != "port":
                 continue
@@ -312,29 +317,34 @@ class _Reader:
                 if read_id is None:
                     continue
                 port_id = read_id
-            found: dict[str, Any] = {}  # the Port is made at the end, of what was read
+            precision: ElementType | None = None
+            names: tuple[str, ...] = ()
+            rt_info: list[RTNode] | None = None
             extra: dict[str, str] = EditedDict()  # as a Port stores it: no copy
-            for key, value in port_el.attrib.items():
+            for key, value in port_el.items():
                 if key == "id":
                     continue
                 if key == "precision":
-                    try:
-                        found["precision"] = element_type(value)
-                    except KeyError:
-                        self.problem("ELEMENT_TYPE", f"port {port_id} has unknown precision "
-                                     f"{value!r}", port_el.sourceline, layer, scope)
+                    precision = types.get(value)
+                    if precision is None:
+                        try:
+                            precision = types[value] = element_type(value)
+                        except KeyError:
+                            self.problem("ELEMENT_TYPE", f"port {port_id} has unknown "
+                                         f"precision {value!r}", port_el.sourceline, layer,
+                                         scope)
                 elif key == "names":
-                    found["names"] = split_names(value)
+                    names = split_names(value)
                 else:
                     extra[key] = value
             dims = []
             for child in port_el:
-                if child.tag == "dim":
-                    text = child.text or ""
+                tag = child.tag
+                if tag == "dim":
                     try:
-                        dim = int(text)  # int() itself takes the whitespace around it
-                    except ValueError:
-                        text = text.strip()
+                        dim = int(child.text)  # int() itself takes the whitespace around it
+                    except (TypeError, ValueError):
+                        text = (child.text or "").strip()
                         self.problem("BAD_DIM", f"port {port_id} has dim {text!r}, not an integer",
                                      child.sourceline, layer, scope)
                         dim = -1
@@ -343,14 +353,14 @@ class _Reader:
                                      f"-1..{MAX_DIM}", child.sourceline, layer, scope)
                         dim = -1
                     dims.append(dim)
-                elif child.tag == "rt_info":
-                    found["rt_info"] = [rt_node(c) for c in child]
+                elif tag == "rt_info":
+                    rt_info = [rt_node(c) for c in child]
             # (list.append: a list being made, no edit to count)
-            list.append(ports, Port(port_id, dims=tuple(dims), extra=extra,
-                                    line=port_el.sourceline, **found))
+            list.append(ports, Port(port_id, precision, tuple(dims), names, extra, rt_info,
+                                    port_el.sourceline))
         return ports
 
-    def port_map(self, el: etree._Element, layer: Layer, scope: str) -> list[PortMapEntry]:
+    def port_map(self, el: etree._Element, layer: _Named, scope: str) -> list[PortMapEntry]:
         entries = []
         for entry_el in el:
             if entry_el.tag not in ("input", "output"):
@@ -375,7 +385,7 @@ class _Reader:
             entries.append(entry)
         return entries
 
-    def back_edges(self, el: etree._Element, layer: Layer, scope: str) -> list[BackEdge]:
+    def back_edges(self, el: etree._Element, layer: _Named, scope: str) -> list[BackEdge]:
         edges = []
         for edge_el in el:
             if edge_el.tag != "edge":
@@ -388,22 +398,24 @@ class _Reader:
             edges.append(BackEdge(src, dst, extra, line=edge_el.sourceline))
         return edges
 
-    def const(self, layer: Layer, scope: str) -> None:
-        attrs = layer.attrs
+    def const(self, attrs: dict[str, str], line: int | None, layer: _Named, scope: str
+              ) -> ConstData | None:
+        """The data of a Const with ``<data>`` ``attrs``, checked against the .bin (None,
+        and the problem said, when it does not fit)."""
         offset_s, size_s = attrs.get("offset"), attrs.get("size")
         if offset_s is None or size_s is None:
-            self.problem("CONST_DATA", "Const lacks offset/size", layer.line, layer, scope)
-            return
+            self.problem("CONST_DATA", "Const lacks offset/size", line, layer, scope)
+            return None
         try:
             offset, size = int(offset_s), int(size_s)
         except ValueError:
             self.problem("CONST_DATA", f"Const offset={offset_s!r} size={size_s!r} are not "
-                         "integers", layer.line, layer, scope)
-            return
+                         "integers", line, layer, scope)
+            return None
         if offset < 0 or size < 0:
             self.problem("CONST_DATA", f"Const offset {offset} / size {size} is negative",
-                         layer.line, layer, scope)
-            return
+                         line, layer, scope)
+            return None
         if self.weights is None and size > 0:
             # No .bin at all: say so once, not "out of bounds" for every Const.
             if not self.missing_bin_said:
@@ -411,52 +423,83 @@ class _Reader:
                 self.problem("FILE_UNREADABLE", f"weights file "
                              f"{default_bin_path(self.file).name} not found: the Consts' data "
                              "lives there; put the .bin saved with this .xml beside it",
-                             layer.line)
-            return
+                             line)
+            return None
         bin_size = len(self.weights) if self.weights is not None else 0
         if offset + size > bin_size:
             self.problem("CONST_OUT_OF_BOUNDS", f"Const data [{offset}, {offset + size}) lies "
-                         f"beyond the end of the .bin ({bin_size} bytes)", layer.line, layer,
-                         scope)
-            return
-        try:
-            et = element_type(attrs.get("element_type", ""))
-        except KeyError:
-            self.problem("ELEMENT_TYPE", f"Const has unknown element_type "
-                         f"{attrs.get('element_type')!r}", layer.line, layer, scope)
-            return
-        shape = parse_shape(attrs.get("shape", ""))
-        if shape is None or any(d < 0 for d in shape):
+                         f"beyond the end of the .bin ({bin_size} bytes)", line, layer, scope)
+            return None
+        et_text = attrs.get("element_type", "")
+        et = self.types.get(et_text)
+        if et is None:
+            try:
+                et = self.types[et_text] = element_type(et_text)
+            except KeyError:
+                self.problem("ELEMENT_TYPE", f"Const has unknown element_type "
+                             f"{attrs.get('element_type')!r}", line, layer, scope)
+                return None
+        shape_text = attrs.get("shape", "")
+        shape = self.shapes.get(shape_text)
+        if shape is None:
+            shape = self.shapes[shape_text] = _ConstShape.of(shape_text)
+        if not shape.static:
             self.problem("CONST_SHAPE", f"Const shape {attrs.get('shape')!r} is not static",
-                         layer.line, layer, scope)
-            return
-        if any(d > MAX_DIM for d in shape):
+                         line, layer, scope)
+            return None
+        if shape.absurd:
             self.problem("BAD_DIM", f"Const shape {attrs.get('shape')!r} has an absurd dimension",
-                         layer.line, layer, scope)
-            return
-        count = 1
-        for d in shape:
-            count *= d
+                         line, layer, scope)
+            return None
+        count = shape.elements
         if et.kind != "string" and et.kind != "dynamic":
             expected = et.nbytes(count)
             # OpenVINO writes an empty Const (a 0 in its shape) with size="1": one
             # placeholder byte. Accept that; anything else must match exactly.
             if size != expected and not (expected == 0 and size <= 1):
                 self.problem("CONST_SIZE", f"Const of {et.name}[{attrs.get('shape', '')}] "
-                             f"needs {expected} bytes but size is {size}", layer.line, layer,
-                             scope)
-                return
+                             f"needs {expected} bytes but size is {size}", line, layer, scope)
+                return None
         elif et.kind == "string" and self.weights is not None:
             problem = string_layout_problem(memoryview(self.weights)[offset:offset + size],
                                             count)
             if problem:
-                self.problem("CONST_DATA", f"string Const: {problem}", layer.line, layer, scope)
-                return
+                self.problem("CONST_DATA", f"string Const: {problem}", line, layer, scope)
+                return None
         if not size:
-            layer.fill(const=ConstData(b""))
-            return
+            return ConstData(b"")
         assert self.weights is not None  # a Const with bytes has a .bin (checked above)
-        layer.fill(const=ConstData(self.weights, offset, size))
+        return ConstData(self.weights, offset, size)
+
+
+class _Named(NamedTuple):
+    """What a problem says of a layer being read: its id and name."""
+
+    id: int
+    name: str
+
+
+_NO_ATTRS: dict[str, str] = {}
+
+
+class _ConstShape(NamedTuple):
+    """What ``_Reader.const`` needs of a Const's ``shape`` text (Consts repeat a few)."""
+
+    static: bool  # a known rank, no dynamic dim
+    absurd: bool  # a dim over MAX_DIM
+    elements: int  # when static
+
+    @classmethod
+    def of(cls, text: str) -> _ConstShape:
+        shape = parse_shape(text)
+        if shape is None or any(d < 0 for d in shape):
+            return cls(False, False, 0)
+        if any(d > MAX_DIM for d in shape):
+            return cls(True, True, 0)
+        count = 1
+        for d in shape:
+            count *= d
+        return cls(True, False, count)
 
 
 def rt_node(el: etree._Element) -> RTNode:
