@@ -32,8 +32,8 @@ from .batch import Row, Task, failed_row, row_of, worker_pool
 CHUNK_SECONDS = 0.25
 """About how long one Dask task should work (models are grouped to that)."""
 
-_SECONDS_PER_MODEL = {"validate": 0.004, "convert": 1.0, "check": 3.0}
-"""About what one model costs (validate: 2.5-4 ms for an IR of the OpenVINO-written node
+_SECONDS_PER_MODEL = {"validate": 0.002, "convert": 1.0, "check": 3.0}
+"""About what one model costs (validate: about 2 ms for an IR of the OpenVINO-written node
 corpus on this project's 2-core machine)."""
 
 SUBMISSIONS = 3
