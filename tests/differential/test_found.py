@@ -12,6 +12,7 @@ swapped carried values, seeded random ops in loops) is tested where they live:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -647,7 +648,7 @@ def _float16_sum_cast_to_int64() -> onnx.ModelProto:
 
 
 def test_a_float16_sum_is_rounded_to_float16_before_its_cast(
-        record_property: object) -> None:
+        record_property: Callable[[str, object], None]) -> None:
     """Recorded (``bench/differential.py --seed 118 --case 189``): the exact sum of the
     float16 values 1.162109375 and 1.8369140625 is 2.9990234375, halfway between the
     float16 neighbours 2.998046875 and 3; the spec's ReduceSum gives a float16, rounded to
@@ -669,7 +670,7 @@ def test_a_float16_sum_is_rounded_to_float16_before_its_cast(
     assert spec == by_hand
     assert irtool.run(irtool.convert(model), feed)["n"] == by_hand
     assert irtool.run(irtool.convert(model, optimize=False), feed, optimize=False)["n"] == 3
-    record_property("onnxruntime", int(run_onnxruntime(model, feed)["n"]))  # type: ignore[operator]
+    record_property("onnxruntime", int(run_onnxruntime(model, feed)["n"]))
 
 
 def _loop_with_an_unread_scan_of_its_condition() -> onnx.ModelProto:
