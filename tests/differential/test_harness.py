@@ -165,11 +165,130 @@ def test_the_spec_settles_a_difference_both_engines_share() -> None:
     assert not spec.sides_with("y", np.array([2, 2], np.int64))
     spec._outputs = {"y": np.array([2, 2], np.int64)}  # the spec as onnxruntime: no tiebreak
     assert not spec.sides_with("y", np.array([2, 2], np.int64))
-    plain = next(c for c in _cases(20) if "float16" not in c.tags)  # no float16: no tiebreak
+    plain = next(c for c in _cases(20)  # neither float16 nor a float cast to an integer
+                 if not c.tags & {"float16", "float-to-int"})
     spec = forms._Spec(plain, {"y": np.array([2, 2], np.int64)})
     plain.checks["y"] = "values"
     spec._outputs = {"y": np.array([3, 3], np.int64)}
     assert not spec.sides_with("y", np.array([3, 3], np.int64))
+
+
+@pytest.mark.parametrize(("seed", "index"), [(114, 475), (122, 304)])
+def test_a_ragged_if_makes_a_model_onnx_accepts(seed: int, index: int) -> None:
+    """Two cases of the long run the generator got wrong: an If whose branches give values
+    of different ranks, where ONNX's inference keeps one branch's rank and a declaration
+    or a Scan downstream contradicts it (``onnx.checker`` refused the model). The ragged
+    output now reaches the rest of the model reshaped to one dim, and the case is judged:
+    every irtool form as onnxruntime computes it."""
+    case = generate(RecordingChooser(seed * 1_000_003 + index), frozenset())  # checked
+    assert "ragged-if" in case.tags
+    ifs = [n for n in walk_nodes(case.model.graph) if n.op_type == "If"]
+    flattened = {n.input[0] for n in walk_nodes(case.model.graph) if n.op_type == "Reshape"}
+    assert any(set(n.output) & flattened for n in ifs)
+    evaluation = evaluate(case, [f for f in FORMS if f.name == "irtool"])
+    assert evaluation.reference is None, evaluation.reference
+    verdict = evaluation.verdict("irtool")
+    assert verdict is not None and verdict.kind == "agree", verdict
+
+
+def test_the_spec_settles_a_float_sum_at_an_integer_cast_to_an_integer() -> None:
+    """Seed 136, case 166 of the confirmation run: an int64 cast of a float32 sum whose
+    exact value is -24; onnxruntime and OpenVINO's frontend sum it to -23.999998 (so -23),
+    irtool and the reference implementation (numpy's pairwise sum) to -24.0. ``unsettled``,
+    said in the detail. Off by one only, in a model that casts a float to an integer, and
+    only where the reference implementation computes what the form does: an integer two
+    off, one the spec does not give, or one in a model without such a cast stays
+    ``differ``."""
+    case = generate(RecordingChooser(136 * 1_000_003 + 166), frozenset())  # case_seed
+    assert "float-to-int" in case.tags
+    evaluation = evaluate(case, [f for f in FORMS if f.name == "irtool"])
+    verdict = evaluation.verdict("irtool")
+    assert verdict is not None and verdict.kind == "unsettled", verdict
+    assert "reference implementation computes what this form does" in verdict.detail
+    spec = forms._Spec(case, {"y": np.array([-23, 5], np.int64)})
+    case.checks["y"] = "values"
+    spec._outputs = {"y": np.array([-24, 5], np.int64)}
+    assert spec.sides_with("y", np.array([-24, 5], np.int64))
+    spec._outputs = {"y": np.array([-25, 5], np.int64)}
+    assert not spec.sides_with("y", np.array([-25, 5], np.int64))  # two off
+    spec._outputs = {"y": np.array([-23, 5], np.int64)}
+    assert not spec.sides_with("y", np.array([-24, 5], np.int64))  # the spec says -23
+    spec = forms._Spec(case, {"y": np.array([-23.0, 5.0], np.float32)})
+    spec._outputs = {"y": np.array([-24.0, 5.0], np.float32)}
+    assert not spec.sides_with("y", np.array([-24.0, 5.0], np.float32))  # not an integer
+    plain = next(c for c in _cases(20) if not c.tags & {"float16", "float-to-int"})
+    spec = forms._Spec(plain, {"y": np.array([-23, 5], np.int64)})
+    plain.checks["y"] = "values"
+    spec._outputs = {"y": np.array([-24, 5], np.int64)}
+    assert not spec.sides_with("y", np.array([-24, 5], np.int64))
+
+
+def _reference_and_onnxruntime(model: onnx.ModelProto, feed: dict[str, np.ndarray]
+                               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    from onnx.reference import ReferenceEvaluator
+    from support.conversion import run_onnxruntime
+
+    evaluator = ReferenceEvaluator(model, new_ops=forms._REFERENCE_FIXES)
+    got = dict(zip(evaluator.output_names, evaluator.run(None, feed)))
+    return got, run_onnxruntime(model, feed)
+
+
+@pytest.mark.parametrize("opset", [11, 12, 13])
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+@pytest.mark.parametrize("axis", [None, 0, 2, -1])
+def test_the_reference_softmax_family_matches_onnxruntime_at_every_opset(
+        opset: int, op: str, axis: int | None) -> None:
+    """Before opset 13 these ops flatten their input to 2-D at ``axis`` (default 1); the
+    reference implementation computes opset 13's form at every opset, the suite's
+    arbiter the spec's (``forms._coerced_to_2d``), as onnxruntime does."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    vi = h.make_tensor_value_info
+    node = h.make_node(op, ["x"], ["y"], **({} if axis is None else {"axis": axis}))
+    model = h.make_model(h.make_graph([node], "g", [vi("x", T.FLOAT, [2, 3, 4])],
+                                      [vi("y", T.FLOAT, None)]),
+                         opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    x = np.random.default_rng(opset).standard_normal((2, 3, 4)).astype(np.float32)
+    got, expected = _reference_and_onnxruntime(model, {"x": x})
+    np.testing.assert_allclose(got["y"], expected["y"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("with_cond", [True, False])
+def test_the_reference_loop_stacks_rows_as_onnxruntime_does(with_cond: bool) -> None:
+    """The suite's arbiter's Loop (``forms._loop_stacked``) keeps a scan output's rows of
+    shape [1, 2] as [n, 1, 2] (ONNX's reference Loop gives [n, 2]), runs a Loop whose
+    condition input is left out (the reference runs none), and carries its values: as
+    onnxruntime, for 3 iterations with a condition and without."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    vi = h.make_tensor_value_info
+    body = h.make_graph([h.make_node("Add", ["s", "s"], ["s2"]),
+                         h.make_node("Identity", ["c"], ["c2"]),
+                         h.make_node("Unsqueeze", ["s2", "zero"], ["row"])], "body",
+                        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("s", T.FLOAT, [2])],
+                        [vi("c2", T.BOOL, []), vi("s2", T.FLOAT, [2]),
+                         vi("row", T.FLOAT, [1, 2])],
+                        [h.make_tensor("zero", T.INT64, [1], [0])])
+    node = h.make_node("Loop", ["m", "c0" if with_cond else "", "s0"], ["s", "rows"],
+                       body=body)
+    inputs = [vi("m", T.INT64, []), vi("s0", T.FLOAT, [2])]
+    if with_cond:
+        inputs.append(vi("c0", T.BOOL, []))
+    model = h.make_model(h.make_graph([node], "g", inputs, [vi("s", T.FLOAT, None),
+                                                            vi("rows", T.FLOAT, None)]),
+                         opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    feed = {"m": np.array(3, np.int64), "s0": np.array([1, -2], np.float32)}
+    if with_cond:
+        feed["c0"] = np.array(True)
+    got, expected = _reference_and_onnxruntime(model, feed)
+    assert expected["rows"].shape == (3, 1, 2)
+    for name, value in expected.items():
+        assert got[name].shape == value.shape, name
+        np.testing.assert_array_equal(got[name], value)
 
 
 @pytest.mark.parametrize(("in_axis", "in_dir", "out_axis", "out_dir"),

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -346,6 +346,8 @@ class _Generator:
         vals = [x for x in inputs if isinstance(x, Val)]
         names = [x.name if isinstance(x, Val) else x for x in inputs]
         (out,) = self.emit(scope, op, names, **attrs)
+        if op == "Cast" and dtype.kind in "iu" and any(x.dtype.kind == "f" for x in vals):
+            self.tags.add("float-to-int")
         return self.add(scope, Val(out, dtype, tuple(shape), known,
                                    random=any(x.random for x in vals),
                                    varies=any(x.varies for x in vals),
@@ -1457,6 +1459,18 @@ class _Generator:
                 f"{n_out} out" + self.nested_text(body) + "]")
         return results, text
 
+    def flattened(self, scope: Scope, v: Val) -> Val:
+        """A ragged If's output as the rest of the model sees it: reshaped to one dim. ONNX's
+        inference keeps either branch's rank for the output itself, which may contradict
+        what the run gives, and then a declaration or an op's inference downstream (seeds
+        114 and 122 of the long run); a Reshape to [-1] has rank 1 whatever it infers. (No
+        choice made here: the Val's shape is all that changes.)"""
+        minus_one, out = self.name("v"), self.name()
+        scope.nodes.append(h.make_node("Constant", [], [minus_one],
+                                       value=numpy_helper.from_array(np.array([-1], np.int64))))
+        scope.nodes.append(h.make_node("Reshape", [v.name, minus_one], [out]))
+        return replace(v, name=out, shape=(v.size,) if v.sized else (-1,))
+
     def if_(self, scope: Scope) -> tuple[list[Val], str]:
         cond, known, c_text = self.condition(scope, "cond")
         # Branches of different shapes (If-11 on) need a condition the generator knows.
@@ -1500,9 +1514,10 @@ class _Generator:
         results = []
         for name, t, e in zip(names, then_outs, else_outs):
             taken = t if known is not False else e
-            results.append(self.add(scope, Val(
-                name, t.dtype, taken.shape, random=random or t.random or e.random,
-                varies=scope.in_loop or cond.varies, draws=t.draws and e.draws)))
+            result = Val(name, t.dtype, taken.shape, random=random or t.random or e.random,
+                         varies=scope.in_loop or cond.varies, draws=t.draws and e.draws)
+            results.append(self.add(scope, result if t.shape == e.shape else
+                                    self.flattened(scope, result)))
         text = f"If[{c_text}, {n_out} out" + ("" if not ragged else ", ragged")
         text += self.nested_text(then) + self.nested_text(other) + "]"
         return results, text
