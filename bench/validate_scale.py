@@ -12,7 +12,11 @@ what a CI job pays), the ways interleaved over ``--repeats`` rounds, medians:
 * ``dask 1 worker`` / ``dask 2 workers``: ``irtool validate DIR -q --scheduler ADDR`` on a
   LocalCluster started before the rounds (its start-up not timed, nor the first run on it,
   which starts each Dask worker's own worker process): worker processes (each with its
-  nanny) of one thread each, so that a Dask worker is what a ``--jobs`` worker is here;
+  nanny) of one thread each, so that a Dask worker is what a ``--jobs`` worker is here,
+  and with Dask's statistical profiler off (``--worker-profile`` leaves it on): it samples
+  every thread of a worker each 10 ms for the dashboard, CPU the validating processes
+  beside it on a small machine would otherwise have (docs/user-guide.md says how to turn
+  it off on a cluster);
 * ``cluster, N worker(s)``: the cluster's own throughput, without the command's fixed
   cost (a Python process, irtool's and Dask's client imports, ~1 s, which no number of
   workers shortens): ``batch_dask.run_on_dask`` of the same models called from this
@@ -132,6 +136,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", help="the corpus folder (default: irtool.tools.corpus's)")
+    parser.add_argument("--worker-profile", action="store_true",
+                        help="leave the Dask workers' statistical profiler on (Dask's default: "
+                             "it samples each worker's threads every 10 ms for the dashboard)")
     parser.add_argument("--no-dask", action="store_true", help="leave out the Dask rows")
     args = parser.parse_args()
 
@@ -157,11 +164,14 @@ def main() -> int:
     clusters = {}
     cpu_split: dict[int, dict[str, list[float]]] = {}
     if not args.no_dask:
+        import dask
         from distributed import LocalCluster
 
         for n in (1, 2):
-            clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+            # The workers get this process's Dask config (their nannies pass it on).
+            with dask.config.set({"distributed.worker.profile.enabled": args.worker_profile}):
+                clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
             workers = f"{n} worker{'s' * (n > 1)}"
             address = clusters[n].scheduler_address
             ways[f"dask {workers}"] = lambda a=address: timed([*irtool_validate,
@@ -180,7 +190,9 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"{len(files)} IR files of {root.name}; {args.repeats} interleaved rounds; load "
           f"average {load_before:.2f} at the start, {load:.2f} at the end, on "
-          f"{os.cpu_count()} cores\n")
+          f"{os.cpu_count()} cores" + ("" if args.no_dask else
+                                           f"; Dask workers' profiler "
+                                           f"{'on' if args.worker_profile else 'off'}") + "\n")
     print("| way | wall median s | wall min s | files/s (median) | CPU median s |")
     print("|---|---|---|---|---|")
     medians = {}

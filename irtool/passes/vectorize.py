@@ -251,31 +251,22 @@ class _Batcher:
 
     # -- the iteration count and number ----------------------------------------
     def count(self) -> Value:
-        """The number of iterations as a scalar i64."""
+        """The Loop's number of iterations as a scalar i64 (only a Loop's body has an
+        iteration number, which is what asks for it: ``_bind_input``)."""
         if self._count is not None:
             return self._count
         name = f"{self.layer.name}/count"
-        if self.layer.type == "Loop":
-            trip = self.params[0]
-            if trip.shape not in ((), (1,)):
-                raise self.refuse("the trip count is not a scalar")
-            if trip.shape == (1,):
-                trip = self.g.op("Squeeze", "opset1", [trip, self.const([0])], None,
-                                 outputs=[TensorInfo(trip.element_type, ())],
-                                 name=name + "/squeeze")[0]
-            if trip.element_type != _I64:
-                trip = self.g.op("Convert", "opset1", [trip], {"destination_type": "i64"},
-                                 outputs=[TensorInfo(_I64, ())], name=name + "/convert")[0]
-            self._count = trip
-        else:
-            entry = _sliced(self.layer)[0]
-            x = self.params[self.input_index(entry)]
-            assert x.rank is not None and entry.axis is not None
-            shape = self.g.op("ShapeOf", "opset3", [x], {"output_type": "i64"},
-                              outputs=[TensorInfo(_I64, (x.rank,))], name=name + "/shape")[0]
-            self._count = self.g.op("Gather", "opset8", [shape, self.const(entry.axis),
-                                                         self.const(0)], {"batch_dims": 0},
-                                    outputs=[TensorInfo(_I64, ())], name=name)[0]
+        trip = self.params[0]
+        if trip.shape not in ((), (1,)):
+            raise self.refuse("the trip count is not a scalar")
+        if trip.shape == (1,):
+            trip = self.g.op("Squeeze", "opset1", [trip, self.const([0])], None,
+                             outputs=[TensorInfo(trip.element_type, ())],
+                             name=name + "/squeeze")[0]
+        if trip.element_type != _I64:
+            trip = self.g.op("Convert", "opset1", [trip], {"destination_type": "i64"},
+                             outputs=[TensorInfo(_I64, ())], name=name + "/convert")[0]
+        self._count = trip
         return self._count
 
     def iteration_numbers(self, param: Layer) -> Value:
