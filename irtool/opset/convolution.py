@@ -135,16 +135,23 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
     image[(slice(None), slice(None), *(slice(b, b + d) for b, d in zip(begin, x.shape[2:])))] \
         = x
     item = flat.itemsize
-    runs = np.lib.stride_tricks.as_strided(
-        flat, (n, c, *kernel, length),
-        (c * per_channel * item, per_channel * item,
-         *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
     k_size = math.prod(kernel)
-    cols = scratch("columns", runs.shape, x.dtype)
-    np.copyto(cols, runs)
-    cols = cols.reshape(n, groups, c // groups * k_size, length)
     y = np.empty((n, o, length), dtype=x.dtype)
-    _grouped_matmul(w, cols, y, groups)
+    # The columns of a few images at a time, as many as fit in COLUMNS_BYTES: written and
+    # read again by the matmul while they are still in the core's cache.
+    per_image = c * k_size * length * item
+    batch = max(1, min(n, COLUMNS_BYTES // per_image)) if COLUMNS_BYTES else n
+    cols = scratch("columns", (batch, c, *kernel, length), x.dtype)
+    for start in range(0, n, batch):
+        count = min(batch, n - start)
+        runs = np.lib.stride_tricks.as_strided(
+            flat[start * c * per_channel:], (count, c, *kernel, length),
+            (c * per_channel * item, per_channel * item,
+             *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
+        part = cols[:count]
+        np.copyto(part, runs)
+        _grouped_matmul(w, part.reshape(count, groups, c // groups * k_size, length),
+                        y[start:start + count], groups)
     wide = y.reshape(n, o, out[0], *padded[1:])
     return wide[(slice(None), slice(None), slice(None), *(slice(0, v) for v in out[1:]))]
 
@@ -158,6 +165,9 @@ def _grouped_matmul(w: np.ndarray, cols: np.ndarray, y: np.ndarray, groups: int)
     og = o // groups
     np.matmul(w.reshape(groups, og, cols.shape[2]), cols, out=y.reshape(n, groups, og, p))
 
+
+COLUMNS_BYTES = 1 << 20
+"""Bytes of im2col columns ``convolve`` makes at a time at stride 1 (0: all at once)."""
 
 _SCRATCH = threading.local()
 SCRATCH_LIMIT = 64 << 20
