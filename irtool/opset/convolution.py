@@ -99,12 +99,18 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     y = np.empty((n, o, p_size), dtype=acc)
     windows = win.transpose(order)
     if pointwise:
-        cols = windows.reshape(n, groups, cg * k_size, p_size)
-    else:
-        cols = scratch("columns", windows.shape, acc)
-        np.copyto(cols, windows)
-        cols = cols.reshape(n, groups, cg * k_size, p_size)
-    _grouped_matmul(w, cols, y, groups)
+        _grouped_matmul(w, windows.reshape(n, groups, cg * k_size, p_size), y, groups)
+        return y.reshape(n, o, *out)
+    # As at unit stride: the columns of as many images as fit in COLUMNS_BYTES at a time.
+    per_image = c * k_size * p_size * y.itemsize
+    batch = max(1, min(n, COLUMNS_BYTES // per_image)) if COLUMNS_BYTES else n
+    cols = scratch("columns", (batch, *windows.shape[1:]), acc)
+    for start in range(0, n, batch):
+        count = min(batch, n - start)
+        part = cols[:count]
+        np.copyto(part, windows[start:start + count])
+        _grouped_matmul(w, part.reshape(count, groups, cg * k_size, p_size),
+                        y[start:start + count], groups)
     return y.reshape(n, o, *out)
 
 
@@ -167,7 +173,7 @@ def _grouped_matmul(w: np.ndarray, cols: np.ndarray, y: np.ndarray, groups: int)
 
 
 COLUMNS_BYTES = 1 << 20
-"""Bytes of im2col columns ``convolve`` makes at a time at stride 1 (0: all at once)."""
+"""Bytes of im2col columns ``convolve`` makes at a time (0: all at once)."""
 
 _SCRATCH = threading.local()
 SCRATCH_LIMIT = 64 << 20

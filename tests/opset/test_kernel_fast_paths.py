@@ -164,14 +164,15 @@ def test_convolution_columns_against_onnxruntime(monkeypatch: pytest.MonkeyPatch
     ((4, 3, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((6, 1, 3, 3), {"group": 3, "pads": [1, 0, 2, 1]}),
     ((4, 3, 2, 3), {"dilations": [2, 1]}),
-], ids=["3x3 padded", "grouped asymmetric pads", "dilated"])
+    ((4, 3, 3, 3), {"strides": [2, 1], "pads": [1, 1, 1, 1]}),
+], ids=["3x3 padded", "grouped asymmetric pads", "dilated", "strided"])
 def test_convolution_columns_a_few_images_at_a_time(monkeypatch: pytest.MonkeyPatch,
                                                     images: int, wshape: tuple,
                                                     attrs: dict) -> None:
-    """At unit stride the columns of as many images as fit in ``COLUMNS_BYTES`` are made
-    (and multiplied) at a time: a batch of 5 in chunks of 1, 2 (the last one short) or 3
-    images, or all at once, gives onnxruntime's result, and the same bits whatever the
-    chunks (each image's product is the same matmul)."""
+    """The columns of as many images as fit in ``COLUMNS_BYTES`` are made (and multiplied)
+    at a time, at unit stride and otherwise: a batch of 5 in chunks of 1, 2 (the last one
+    short) or 3 images, or all at once, gives onnxruntime's result, and the same bits
+    whatever the chunks (each image's product is the same matmul)."""
     from irtool.opset import convolution
 
     x = RNG.standard_normal((5, 3, 7, 6)).astype(F32)
@@ -182,6 +183,8 @@ def test_convolution_columns_a_few_images_at_a_time(monkeypatch: pytest.MonkeyPa
     height, width = x.shape[2] + pads[0] + pads[2], x.shape[3] + pads[1] + pads[3]
     rows = height - (wshape[2] - 1) * dilations[0]  # output rows, computed on full width
     per_image = x.shape[1] * wshape[2] * wshape[3] * rows * width * x.itemsize
+    if "strides" in attrs:  # the general path: the output positions only
+        per_image = x.shape[1] * wshape[2] * wshape[3] * 4 * 6 * x.itemsize
     monkeypatch.setattr(convolution, "COLUMNS_BYTES", images * per_image)
     got = compiled({"x": x})["y"]
     np.testing.assert_allclose(got, run_onnxruntime(model, {"x": x})["y"], rtol=1e-4,
