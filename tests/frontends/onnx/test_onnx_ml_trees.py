@@ -368,6 +368,18 @@ def test_tree_regressor_has_one_level_per_depth() -> None:
         assert len(loop_layers(deep, "GatherElements")) == depth - 1
 
 
+def test_tree_depth_limit_is_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree exactly MAX_DEPTH levels deep converts; one level more is refused (the
+    limit lowered to the depth of _regressor's trees, 2, to keep the IR small)."""
+    from irtool.frontends.onnx.ops import ml_trees
+
+    monkeypatch.setattr(ml_trees, "MAX_DEPTH", 2)
+    irtool.convert(ml_model(_regressor(1, 1), np.float32, 2, np.float32, 1, 3))
+    monkeypatch.setattr(ml_trees, "MAX_DEPTH", 1)
+    with pytest.raises(irtool.ConversionError, match="deeper than 1 levels"):
+        irtool.convert(ml_model(_regressor(1, 1), np.float32, 2, np.float32, 1, 3))
+
+
 def _no_trees(targets: int, **attrs: object) -> onnx.NodeProto:
     node = helper.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, name="trees",
                             n_targets=targets, **attrs)
