@@ -169,7 +169,7 @@ MODULES = (
     # the tree ensembles: the ONNX-ML tests, and the exported LightGBM, XGBoost and
     # scikit-learn tree models run by irtool
     Module("irtool/frontends/onnx/ops/ml_trees.py",
-           ("tests/frontends/onnx/test_onnx_ml.py",
+           ("tests/frontends/onnx/test_onnx_ml.py", "tests/frontends/onnx/test_onnx_ml_trees.py",
             *_fixtures("lgbm_classifier", "lgbm_regressor", "skl_gradient_boosting_regressor",
                        "skl_random_forest_classifier", "xgb_classifier", "xgb_regressor"))),
 )

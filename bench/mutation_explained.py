@@ -284,6 +284,112 @@ EXPLAINED: dict[str, Note] = {
         "if has1 else s0: the label of a classifier weighing class 0 alone with two base "
         "values, test_binary_classifier_on_one_class_with_base_values); a run of the module "
         "mutates the new line"),
+    **{_ML + f"x__forest_v3__mutmut_{n}": Note(line, (
+        "equivalent: nodes_modes is a list of MODES indices (Python ints), which numpy makes "
+        "int64 without being told; an empty list (no nodes, no trees) is float64 but read "
+        "only by comparisons and the I64 Const, which converts")) for n, line in (
+        (43, "dtype=None)"), (45, "for m in modes_text], )"),
+    )},
+    **{_ML + f"x__forest_v3__mutmut_{n}": Note(line, (
+        "equivalent: a float list attribute becomes float64 without being told, and a "
+        "*_as_tensor attribute (double; float or float16 widen exactly) keeps values that "
+        "float64 holds exactly; thresholds are only read through astype(et.dtype), and "
+        "weights are only stored into the float64 weight table, so every value is the "
+        "same")) for n, line in (
+        (52, 'floats(ctx, "nodes_values", None)'), (55, 'floats(ctx, "nodes_values", )'),
+        (165, 'f"{prefix}_weights", None)'), (168, 'f"{prefix}_weights", )'),
+    )},
+    **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
+        "equivalent: the table then holds 0.0/1.0 instead of False/True, and every reader "
+        "takes its truth value (any(), all(), np.where) or makes it a BOOL Const, which "
+        "converts 0.0/1.0 to False/True (v5's table never reaches the classifier's boolean "
+        "indexing)")) for v, n, line in (
+        (3, 101, "np.zeros(count, None)"), (3, 103, "np.zeros(count, )"),
+        (5, 143, "np.zeros(count, None)"), (5, 145, "np.zeros(count, )"),
+        (5, 194, "np.zeros((count, targets), None)"), (5, 196, "np.zeros((count, targets), )"),
+    )},
+    **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
+        "equivalent: np.zeros makes float64 when no dtype is given, the dtype named"))
+       for v, n, line in (
+        (3, 141, "np.zeros((count, targets), None)"), (3, 143, "np.zeros((count, targets), )"),
+        (5, 189, "np.zeros((count, targets), None)"), (5, 191, "np.zeros((count, targets), )"),
+    )},
+    **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
+        "equivalent: feature ids and roots are small integers, exact as float64 (or int64 "
+        "from a list of Python ints; no roots: an empty array no loop reads); they are read "
+        "through I64 Consts (i64() and the feature table), which convert, and through "
+        "comparisons and len")) for v, n, line in (
+        (3, 223, "features.astype(None)"), (3, 225, "np.asarray(roots, None)"),
+        (3, 227, "np.asarray(roots, )"), (5, 243, "np.zeros(leaves, None)"),
+        (5, 245, "np.zeros(leaves, )"),
+    )},
+    **{_ML + f"x__forest_v5__mutmut_{n}": Note(line, (
+        "equivalent: the tensor attribute keeps its own type (nodes_splits, leaf_weights, "
+        "membership_values: float, double or float16; nodes_modes: uint8), whose values "
+        "float64/int64 hold exactly: splits and modes are concatenated with float64/int64 "
+        "arrays of the leaves (the result is float64/int64 either way), weights are stored "
+        "into the float64 table, members are read by float() and isnan, and the modes' "
+        "range checks compare the same numbers")) for n, line in (
+        (55, "np.asarray(splits, None)"), (57, "np.asarray(splits, )"),
+        (60, "np.asarray(modes, None)"), (62, "np.asarray(modes, )"),
+        (65, "np.asarray(leaf_weights, None)"), (67, "np.asarray(leaf_weights, )"),
+        (164, "np.asarray(member_values, None)"), (166, "np.asarray(member_values, )"),
+    )},
+    **{_ML + f"x__forest_v5__mutmut_{n}": Note(line, (
+        "not applicable any more: the line it mutates was rewritten after this run (the "
+        "sets go to the BRANCH_MEMBER nodes by a dict, and a member node without a set is "
+        "refused as onnxruntime refuses it, test_malformed_tree_ensembles_are_refused); a "
+        "run of the module mutates the new lines")) for n, line in (
+        (178, "if (m == MEMBER) or True else []"), (180, "next(sets, None)"),
+        (182, "next(sets, )"),
+    )},
+    _ML + "x__forest_v5__mutmut_151": Note(
+        "members: list[list[float]] = None",
+        "equivalent: members is only read for a BRANCH_MEMBER node, and then the "
+        "membership branch has assigned it"),
+    _ML + "x__forest_v5__mutmut_208": Note(
+        "weights[inner + j, k] = w",
+        "equivalent: each leaf j has one target and one weight, so its row inner + j is "
+        "written once, from 0: = and += store the same"),
+    **{_ML + f"x__aggregate__mutmut_{n}": Note(line, _CONST_ET) for n, line in (
+        (34, "ctx.const(weights.astype(et.dtype), None)"),
+        (36, "ctx.const(weights.astype(et.dtype), )"),
+        (103, "ctx.const(np.asarray(forest.trees, et.dtype), None)"),
+        (105, "ctx.const(np.asarray(forest.trees, et.dtype), )"),
+        (150, "ctx.const(np.asarray(0, et.dtype), None)"),
+        (152, "ctx.const(np.asarray(0, et.dtype), )"),
+    )},
+    **{_ML + f"x__aggregate__mutmut_{n}": Note(line, (
+        "equivalent: has_weight is a bool array, so the Const is BOOL without being told"))
+       for n, line in ((61, "ctx.const(forest.has_weight, None)"),
+                       (63, "ctx.const(forest.has_weight, )"))},
+    **{_ML + f"x__aggregate__mutmut_{n}": Note(line, _CONST_DTYPE) for n, line in (
+        (37, "weights.astype(None)"), (107, "np.asarray(forest.trees, None)"),
+        (109, "np.asarray(forest.trees, )"), (154, "np.asarray(0, None)"),
+        (156, "np.asarray(0, )"),
+    )},
+    **{_ML + f"x__aggregate__mutmut_{n}": Note(line, (
+        "not applicable any more: the line it mutates was rewritten after this run "
+        "(has_all is false without trees: onnxruntime scores no target then, "
+        "test_tree_regressor_without_trees); a run of the module mutates the new line"))
+       for n, line in ((2, "has_all = None"), (3, "has_all = bool(None)"),
+                       (6, "[forest.mode != LEAF]"))},
+    _ML + "x__regress__mutmut_37": Note(
+        "base = np.zeros(1) if base is None else base",
+        "equivalent: one 0 base value adds nothing: with one target origin is 0.0 and no "
+        "Add is made; with several, one value is not one per target and is not added"),
+    **{_ML + f"x__regress__mutmut_{n}": Note(line, _CONST_ET) for n, line in (
+        (42, "ctx.const(np.asarray(v, et.dtype), None)"),
+        (44, "ctx.const(np.asarray(v, et.dtype), )"),
+    )},
+    **{_ML + f"x__regress__mutmut_{n}": Note(line, _CONST_DTYPE) for n, line in (
+        (46, "ctx.const(np.asarray(v, None), et)"), (48, "ctx.const(np.asarray(v, ), et)"),
+    )},
+    **{_ML + f"x__regress__mutmut_{n}": Note(line, (
+        "equivalent: second_class compares how only with \"complement\" and \"negate\"; "
+        "any other value takes the \"none\" path (the score itself, or PROBIT of it)"))
+       for n, line in ((75, "second_class(ctx, score, None, post)"),
+                       (81, '"XXnoneXX"'), (82, '"NONE"'))},
     **{_SQ + f"x_element_types__mutmut_{n}": Note(line, (
         "not equivalent, and not pinned: it differs only where a tensor inserted into a "
         "list has no type at all in the model after ONNX shape inference (then the original "

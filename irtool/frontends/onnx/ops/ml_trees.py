@@ -90,9 +90,11 @@ def _depth(ctx: NodeContext, forest: Forest) -> int:
     return deepest
 
 
-def _forest_v3(ctx: NodeContext, prefix: str, targets: int) -> Forest:
+def _forest_v3(ctx: NodeContext, prefix: str, targets: int, how: str = "SUM") -> Forest:
     """From the attributes of TreeEnsembleRegressor/Classifier 1 and 3 (``prefix`` is
-    "target" or "class")."""
+    "target" or "class"). Several weights of one leaf and target combine as onnxruntime
+    aggregates them (``how``: summed, or their MIN or MAX); of one target, the first alone
+    counts."""
     tree_ids = ints(ctx, "nodes_treeids")
     node_ids = ints(ctx, "nodes_nodeids")
     if tree_ids is None or node_ids is None or len(tree_ids) != len(node_ids):
@@ -148,7 +150,14 @@ def _forest_v3(ctx: NodeContext, prefix: str, targets: int) -> Forest:
         if g is None or not 0 <= k < targets:
             raise ctx.error(f"a weight names node {int(n)} of tree {int(t)} and target "
                             f"{int(k)}, which do not exist")
-        weights[g, k] += w
+        if not has[g, k]:
+            weights[g, k] = w
+        elif targets == 1:
+            continue  # onnxruntime scores one target by a leaf's first weight alone
+        elif how in ("MIN", "MAX"):
+            weights[g, k] = min(weights[g, k], w) if how == "MIN" else max(weights[g, k], w)
+        else:
+            weights[g, k] += w
         has[g, k] = True
     return Forest(features.astype(np.int64), values, mode, true_next, false_next,  # type: ignore[arg-type, union-attr]
                   missing_true, np.asarray(roots, np.int64), weights, has)
@@ -209,9 +218,14 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
                 groups.append([])
             else:
                 groups[-1].append(float(v))
-        sets = iter(groups)
-        members = [next(sets, []) if m == MEMBER else [] for m in mode]
-        members += [[] for _ in range(leaves)]
+        # one set per BRANCH_MEMBER node, in node order (extra sets are not read);
+        # onnxruntime refuses a node whose set is missing or empty
+        sets = dict(zip(np.nonzero(mode == MEMBER)[0].tolist(), groups))
+        for g in np.nonzero(mode == MEMBER)[0].tolist():
+            if not sets.get(g):
+                raise ctx.error(f"BRANCH_MEMBER node {g} has no membership_values (a set of "
+                                "one or more per BRANCH_MEMBER node, NaN between sets)")
+        members = [sets.get(g, []) for g in range(inner)] + [[] for _ in range(leaves)]
     weights = np.zeros((count, targets), np.float64)
     has = np.zeros((count, targets), bool)
     for j, (k, w) in enumerate(zip(leaf_targets, leaf_weights)):
@@ -314,7 +328,10 @@ def _aggregate(ctx: NodeContext, forest: Forest, leaves: Value, how: str, et
     """The per-target aggregate over the trees [N, K] and, where some leaf lacks some
     target, which targets got a score on each row ([N, K] bool; None: all of them)."""
     weights = forest.weights
-    has_all = bool(forest.has_weight.all(axis=1)[forest.mode == LEAF].all())  # type: ignore[index]
+    # no trees: no target is scored (onnxruntime writes 0, base value or not, and 0 + the
+    # base value for a single target)
+    has_all = forest.trees > 0 and bool(
+        forest.has_weight.all(axis=1)[forest.mode == LEAF].all())  # type: ignore[index]
     if how in ("MIN", "MAX"):
         fill = np.inf if how == "MIN" else -np.inf
         weights = np.where(forest.has_weight, weights, fill)
@@ -377,8 +394,9 @@ def _aggregate_name(ctx: NodeContext) -> str:
 @onnx_op("TreeEnsembleRegressor", 1, 3, domain=ML)
 def tree_ensemble_regressor(ctx: NodeContext) -> list[Value | None]:
     targets = int(ctx.attr("n_targets", 1))
-    forest = _forest_v3(ctx, "target", targets)
-    return [_regress(ctx, forest, ctx.required_input(0), _aggregate_name(ctx),
+    how = _aggregate_name(ctx)
+    forest = _forest_v3(ctx, "target", targets, how)
+    return [_regress(ctx, forest, ctx.required_input(0), how,
                      text(ctx, "post_transform", "NONE"), floats(ctx, "base_values",
                                                                  np.float64), F32)]
 
