@@ -251,8 +251,8 @@ class _Batcher:
 
     # -- the iteration count and number ----------------------------------------
     def count(self) -> Value:
-        """The Loop's number of iterations as a scalar i64 (only a Loop's body has an
-        iteration number, which is what asks for it: ``_bind_input``)."""
+        """The number of iterations as a scalar i64: the Loop's trip count (only a Loop has
+        an iteration number to count with; ``_bind_input`` refuses a TensorIterator's)."""
         if self._count is not None:
             return self._count
         name = f"{self.layer.name}/count"
@@ -613,6 +613,10 @@ def _squeeze(b: _Batcher, layer: Layer, op: Op, inputs: list[_V]) -> list[Value]
     if any(d < 0 for d in dims):
         raise b.refuse(f"body Squeeze {layer.name!r} without axes on a dynamic shape")
     axes = [i + 1 for i, d in enumerate(dims) if d == 1]
+    if not axes:
+        # Nothing to squeeze; OpenVINO reads an empty axes list as every 1-dim, the
+        # iteration axis of a loop of one iteration too.
+        return [inputs[0].value]
     return b._same(layer, [inputs[0].value, b.const(axes)])
 
 
@@ -692,13 +696,18 @@ _RULES: dict[str, Rule] = {
 
 def _splice(graph: Graph, layer: Layer, form: Graph) -> bool:
     """Put ``form``'s layers into ``graph`` in place of ``layer``; False (and nothing
-    changed) when an output the form passes straight through is a model output, whose
-    tensor name would then be lost."""
+    changed) when a model output would lose its tensor name: an output the form passes
+    straight through, or one whose value the form also gives another output (one port,
+    one set of names: two scan outputs of the same body value are stacked alike)."""
     params = form.parameters()
     results = form.results()
     inputs = {p.id: input_source(graph, layer, i) for i, p in enumerate(params)}
     fsources = form.sources()
     outs = [fsources[(r.id, r.inputs[0].id)] for r in results]
+    model_outputs = [j for j, port in enumerate(layer.outputs) if any(
+        graph.layer(c).type == "Result" for c, _ in graph.consumers(layer.id, port.id))]
+    if any(outs.count(outs[j]) > 1 for j in model_outputs):
+        return False
     for j, src in enumerate(outs):
         if form.layer(src[0]).type == "Parameter" and any(
                 graph.layer(c).type == "Result"
