@@ -164,6 +164,20 @@ _RANK_KNOWN = ("equivalent: _rank uses the batcher only to refuse a value of unk
                "rank is refused by info() before, and each layer added declares its shape")
 _ONLY_AXIS = ("equivalent: Concat-1 and Softmax-1/8 have no attribute but axis, which is set "
               "here")
+_LAYER_NAME = ("equivalent: only the name of a layer the rule adds changes (the builder names "
+               "it after its type and id); a layer name carries no value, and a model "
+               "output's tensor names are kept on ports")
+_CASE_OF_LETTERS = ("equivalent: only the case of an attribute value's letters changes; irtool "
+                    "reads auto_broadcast and booleans lower-cased (parse_broadcast, attr_bool), "
+                    "the validator takes them, and OpenVINO's IR reader does too (measured: "
+                    "NUMPY, FALSE, TRUE read as numpy, false, true)")
+_FALSE_DEFAULT = ("equivalent: the default of an absent attribute changes to another text that, "
+                  "lower-cased, is still not true or 1 (or is numpy), so it still means false "
+                  "(numpy)")
+_AXES_TYPE = ("equivalent: the new axes Const gets the axes' element type either way: cast to "
+              "it here or by GraphBuilder.const (which casts to et's dtype, or, with et None, "
+              "takes the type of the array already cast to et's dtype); axes of a type without "
+              "a numpy dtype (u1) are refused just before")
 _DELETED = ("not run any more: loops() was dead code (nothing called it) and is deleted since "
             "this run")
 
@@ -238,6 +252,63 @@ EXPLAINED: dict[str, Note] = {
         (2, '"XXLoopXX"'), (3, '("loop", "TensorIterator")'), (4, '("LOOP", "TensorIterator")'),
         (5, '"XXTensorIteratorXX"'), (6, '"tensoriterator"'), (7, '"TENSORITERATOR"'),
     )},
+    # The batching rules (tests/passes/test_vectorize_rules.py kills the rest).
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _RANK_KNOWN) for fn, n, line in (
+        ("elementwise", 21, "rank = _rank(None, v)"), ("gather", 10, "rank = _rank(None, data)"),
+        ("matmul", 3, "_rank(None, a), _rank(b, c)"), ("matmul", 7, "_rank(b, a), _rank(None, c)"),
+        ("rank", 3, "raise b.refuse(None)"),
+    )},
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _LAYER_NAME) for fn, n, line in (
+        ("elementwise", 31, "None)"), ("gather", 59, "None)]"), ("gather", 121, "None)]"),
+    )},
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _CASE_OF_LETTERS) for fn, n, line in (
+        ("elementwise", 54, 'attrs["auto_broadcast"] = "NUMPY"'),
+        ("matmul", 66, 'attrs["transpose_a"] = "FALSE"'),
+        ("matmul", 91, 'transpose_a="FALSE"'), ("matmul", 95, 'transpose_b="FALSE" if ta'),
+        ("matmul", 97, 'else "TRUE")'),
+    )},
+    **{_VZ + f"x__{fn}__mutmut_{n}": Note(line, _FALSE_DEFAULT) for fn, n, line in (
+        ("elementwise", 11, '"auto_broadcast", "NUMPY").lower()'),
+        ("matmul", 19, '"transpose_a", "XXfalseXX").lower()'),
+        ("matmul", 20, '"transpose_a", "FALSE").lower()'),
+        ("matmul", 33, '"transpose_b", "XXfalseXX").lower()'),
+        ("matmul", 34, '"transpose_b", "FALSE").lower()'),
+    )},
+    _VZ + "x__const_ints__mutmut_3": Note(
+        "if (not v.batched) or True else None",
+        "equivalent: no caller passes a per-iteration value (_with_axes and _transpose refuse "
+        "one before, _gather refuses a per-iteration axis before), so the condition is "
+        "always true already"),
+    _VZ + "x__const_ints__mutmut_9": Note(
+        'not in "XXiuXX"',
+        "equivalent: a numpy dtype's kind is one of the letters biufcmMOSUV, never X, so a "
+        'kind is in "XXiuXX" exactly when it is in "iu"'),
+    _VZ + "x__const_ints__mutmut_15": Note(
+        "values.reshape(-2)",
+        "equivalent: numpy's reshape takes any negative size as the one unknown dimension, so "
+        "reshape(-2) flattens as reshape(-1) does"),
+    _VZ + "x__gather__mutmut_81": Note(
+        'attrs = dict(batch_dims="1")',
+        "equivalent: Gather-7/8 have no attribute but batch_dims, which is set here (Gather-1, "
+        "which has none, is refused just before)"),
+    _VZ + "x__gather__mutmut_96": Note(
+        "assert info.shape is not None or data.value.shape is not None",
+        "equivalent: both shapes are always known (batched_info refuses a port of unknown "
+        "dims, and every value of the batched graph declares its shape), so the assert holds "
+        "either way"),
+    **{_VZ + f"x__with_axes__mutmut_{n}": Note(line, _AXES_TYPE) for n, line in (
+        (27, ".reshape(inputs[1].value.shape), None)"), (29, ".reshape(inputs[1].value.shape), )"),
+        (31, "np.array(axes).astype(None)"),
+    )},
+    _VZ + "x__with_axes__mutmut_30": Note(
+        ".astype(et.dtype).reshape(None), et)",
+        "equivalent: the new axes keep the 1-D shape of the list instead of the original's "
+        "(only a scalar axes input differs: [1] for ()); Reduce*, Squeeze and Unsqueeze read "
+        "their axes flattened, in irtool and OpenVINO, so [a] and a are the same axes"),
+    _VZ + "x__with_axes__mutmut_39": Note(
+        "*[v.value for v in inputs[3:]]",
+        "equivalent: the ops with axes rules (Reduce*, Squeeze, Unsqueeze) take at most two "
+        "inputs, so inputs[2:] is empty as inputs[3:] is"),
     **{_SQ + f"x_deferred_empties__mutmut_{n}": Note(line, (
         "equivalent: reads is only taken for its truth value before it is read (if reads "
         "and ...), and None is false like []")) for n, line in (

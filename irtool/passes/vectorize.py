@@ -592,8 +592,10 @@ def _with_axes(b: _Batcher, layer: Layer, inputs: list[_V], rank: int) -> list[V
     """An op whose input 1 lists axes of a rank-``rank`` tensor: the axes move by one."""
     if inputs[1].batched:
         raise b.refuse(f"the axes of body layer {layer.name!r} differ per iteration")
-    axes = _shifted(b, layer, _const_ints(b, layer, inputs[1], "axes"), rank)
     et = inputs[1].value.element_type
+    if et.dtype is None:  # u1: the shifted axes could not be written back in its bits
+        raise b.refuse(f"the axes of body layer {layer.name!r} are of type {et.name}")
+    axes = _shifted(b, layer, _const_ints(b, layer, inputs[1], "axes"), rank)
     new_axes = b.g.const(np.array(axes).astype(et.dtype).reshape(inputs[1].value.shape), et)
     return b._same(layer, [inputs[0].value, new_axes, *[v.value for v in inputs[2:]]])
 
