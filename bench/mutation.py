@@ -300,7 +300,7 @@ def collect(module: Module, seconds: int | None = None, resumed: bool | None = N
 def _function(mutated: str, name: str, signature: bool = False) -> list[str]:
     """The body lines of function ``name`` in mutmut's mutated module (no ``def`` line,
     unless ``signature``: then from the ``def`` on, named as in the source)."""
-    found = re.search(rf"^(\s*)def {re.escape(name)}\(.*?(?=^\1(?:def |class |@)|^\S|\Z)",
+    found = re.search(rf"^([ \t]*)def {re.escape(name)}\(.*?(?=^\1(?:def |class |@)|^\S|\Z)",
                       mutated, re.S | re.M)
     if found is None:
         return []
