@@ -136,6 +136,8 @@ CASES = {
     # rows of a dynamic count joined: a Reshape to (-1, 3)
     "rows of a dynamic count": (
         (-1, 3), X43, _relu_op, (-1, 3), 0, 0, _relu(X43), False, True),
+    "rows of a dynamic count, joined along 1": (
+        (-1, 3), X43, _relu_op, (1, -1), 0, 1, _relu(X43).reshape(1, 12), False, "form"),
     # Unsqueeze(v, [1]) of a [2, 3] v joined along 1: v stacked, its iteration axis moved
     # between the two others
     "unsqueeze 1 of [2, 3], joined along 1": (
