@@ -153,6 +153,7 @@ MODULES = (
                                           "tests/passes/test_vectorize_batcher.py",
                                           "tests/passes/test_vectorize_soundness.py",
                                           "tests/passes/test_vectorize_rules.py",
+                                          "tests/passes/test_vectorize_proofs.py",
                                           "tests/runtime/test_control_flow_kernels.py")),
     # the plan's folding (pool fusion's file holds its tests), decompression chains, and
     # constant_value, which the ONNX If translator asks for a constant condition

@@ -1330,4 +1330,26 @@ EXPLAINED: dict[str, Note] = {
         "equivalent: layer ids only identify layers; the spliced layers get distinct ids "
         "above every id in the graph either way, in the same order (topological_order "
         "breaks ties by id), and the writer, OpenVINO and irtool take ids as given"),
+    # vectorize: the batcher's flags and look-ups (mutv2a)
+    **{_VZ + name: Note(line, (
+        "equivalent: _V.batched is read only for its truth (any(v.batched ...), if / not / "
+        "and v.batched in the batcher and every rule); _V values are never compared or "
+        "hashed, so None reads as False everywhere"))
+        for name, line in (("xǁ_Batcherǁ_bind_input__mutmut_78", "_V(outer, None)"),
+                           ("xǁ_Batcherǁ_translate__mutmut_29", "_V(value, None)"))},
+    _VZ + "xǁ_Batcherǁ_translate__mutmut_46": Note(
+        'op.batching or "XXXX"',
+        "equivalent: _RULES has no key '' nor 'XXXX', so an op without a batching kind "
+        "finds no rule either way and is refused with the same message"),
+    _VZ + "xǁ_Batcherǁ__init____mutmut_24": Note(
+        'self.iteration: tuple[int, int] | None = ""',
+        "equivalent: iteration is read only in _gather, as 'b.iteration is not None and "
+        "b.src(layer, 1) == b.iteration'; src gives a (layer, port) tuple, never equal to "
+        "'', so a loop without a scalar iteration number takes no Gather for a whole "
+        "input either way"),
+    _VZ + "xǁ_Batcherǁ_copy__mutmut_21": Note(
+        "values[0].layer if (values) and False else max(self.g.graph.nx)",
+        "equivalent: GraphBuilder.op adds the layer with the graph's next id, one above "
+        "every id in it (Graph.next_id), so the layer of the highest id is the layer just "
+        "added, which is also the layer of its first output"),
 }

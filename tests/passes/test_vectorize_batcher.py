@@ -128,6 +128,22 @@ CASES = {
     "rows of nothing": (
         (4, 0, 0), np.zeros((4, 0, 0), F32), _relu_op, (4, 0, 0), 0, 0,
         np.zeros((4, 0, 0), F32), False, False),
+    # ... joined along 1, a part of length 0 (-1 there could not be written next to the
+    # other 0)
+    "rows of nothing, joined along 1": (
+        (4, 0, 0), np.zeros((4, 0, 0), F32), _relu_op, (1, 0, 0), 0, 1,
+        np.zeros((1, 0, 0), F32), False, False),
+    # rows of a dynamic count joined: a Reshape to (-1, 3)
+    "rows of a dynamic count": (
+        (-1, 3), X43, _relu_op, (-1, 3), 0, 0, _relu(X43), False, True),
+    "rows of a dynamic count, joined along 1": (
+        (-1, 3), X43, _relu_op, (1, -1), 0, 1, _relu(X43).reshape(1, 12), False, "form"),
+    # Unsqueeze(v, [1]) of a [2, 3] v joined along 1: v stacked, its iteration axis moved
+    # between the two others
+    "unsqueeze 1 of [2, 3], joined along 1": (
+        (4, 2, 3), X43.reshape(4, 1, 3).repeat(2, axis=1), _unsqueezed([1], (2, 1, 3)),
+        (2, 4, 3), 0, 1, _relu(X43.reshape(4, 1, 3).repeat(2, axis=1)).transpose(1, 0, 2),
+        True, "form"),
 }
 
 
