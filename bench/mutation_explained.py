@@ -349,17 +349,11 @@ EXPLAINED: dict[str, Note] = {
         "says what that converts to")) for n, line in (
         (349, 'post != "XXPROBITXX"'), (350, 'post != "probit"'),
     )},
-    _ML + "x__binary_classifier__mutmut_225": Note(
-        "pos = s1 if (two) or True else s0",
-        "not applicable any more: the line it mutates was rewritten after this run (pos = s1 "
-        "if has1 else s0: the label of a classifier weighing class 0 alone with two base "
-        "values, test_binary_classifier_on_one_class_with_base_values); a run of the module "
-        "mutates the new line"),
     **{_ML + f"x__forest_v3__mutmut_{n}": Note(line, (
         "equivalent: nodes_modes is a list of MODES indices (Python ints), which numpy makes "
         "int64 without being told; an empty list (no nodes, no trees) is float64 but read "
         "only by comparisons and the I64 Const, which converts")) for n, line in (
-        (43, "dtype=None)"), (45, "for m in modes_text], )"),
+        (45, "dtype=None)"), (47, "for m in modes_text], )"),
     )},
     **{_ML + f"x__forest_v3__mutmut_{n}": Note(line, (
         "equivalent: a float list attribute becomes float64 without being told, and a "
@@ -367,32 +361,32 @@ EXPLAINED: dict[str, Note] = {
         "float64 holds exactly; thresholds are only read through astype(et.dtype), and "
         "weights are only stored into the float64 weight table, so every value is the "
         "same")) for n, line in (
-        (52, 'floats(ctx, "nodes_values", None)'), (55, 'floats(ctx, "nodes_values", )'),
-        (165, 'f"{prefix}_weights", None)'), (168, 'f"{prefix}_weights", )'),
+        (54, 'floats(ctx, "nodes_values", None)'), (57, 'floats(ctx, "nodes_values", )'),
+        (167, 'f"{prefix}_weights", None)'), (170, 'f"{prefix}_weights", )'),
     )},
     **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
         "equivalent: the table then holds 0.0/1.0 instead of False/True, and every reader "
         "takes its truth value (any(), all(), np.where) or makes it a BOOL Const, which "
         "converts 0.0/1.0 to False/True (v5's table never reaches the classifier's boolean "
         "indexing)")) for v, n, line in (
-        (3, 101, "np.zeros(count, None)"), (3, 103, "np.zeros(count, )"),
+        (3, 103, "np.zeros(count, None)"), (3, 105, "np.zeros(count, )"),
         (5, 143, "np.zeros(count, None)"), (5, 145, "np.zeros(count, )"),
-        (5, 194, "np.zeros((count, targets), None)"), (5, 196, "np.zeros((count, targets), )"),
+        (5, 207, "np.zeros((count, targets), None)"), (5, 209, "np.zeros((count, targets), )"),
     )},
     **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
         "equivalent: np.zeros makes float64 when no dtype is given, the dtype named"))
        for v, n, line in (
-        (3, 141, "np.zeros((count, targets), None)"), (3, 143, "np.zeros((count, targets), )"),
-        (5, 189, "np.zeros((count, targets), None)"), (5, 191, "np.zeros((count, targets), )"),
+        (3, 143, "np.zeros((count, targets), None)"), (3, 145, "np.zeros((count, targets), )"),
+        (5, 202, "np.zeros((count, targets), None)"), (5, 204, "np.zeros((count, targets), )"),
     )},
     **{_ML + f"x__forest_v{v}__mutmut_{n}": Note(line, (
         "equivalent: feature ids and roots are small integers, exact as float64 (or int64 "
         "from a list of Python ints; no roots: an empty array no loop reads); they are read "
         "through I64 Consts (i64() and the feature table), which convert, and through "
         "comparisons and len")) for v, n, line in (
-        (3, 223, "features.astype(None)"), (3, 225, "np.asarray(roots, None)"),
-        (3, 227, "np.asarray(roots, )"), (5, 243, "np.zeros(leaves, None)"),
-        (5, 245, "np.zeros(leaves, )"),
+        (3, 249, "features.astype(None)"), (3, 251, "np.asarray(roots, None)"),
+        (3, 253, "np.asarray(roots, )"), (5, 256, "np.zeros(leaves, None)"),
+        (5, 258, "np.zeros(leaves, )"),
     )},
     **{_ML + f"x__forest_v5__mutmut_{n}": Note(line, (
         "equivalent: the tensor attribute keeps its own type (nodes_splits, leaf_weights, "
@@ -406,45 +400,40 @@ EXPLAINED: dict[str, Note] = {
         (65, "np.asarray(leaf_weights, None)"), (67, "np.asarray(leaf_weights, )"),
         (164, "np.asarray(member_values, None)"), (166, "np.asarray(member_values, )"),
     )},
-    **{_ML + f"x__forest_v5__mutmut_{n}": Note(line, (
-        "not applicable any more: the line it mutates was rewritten after this run (the "
-        "sets go to the BRANCH_MEMBER nodes by a dict, and a member node without a set is "
-        "refused as onnxruntime refuses it, test_malformed_tree_ensembles_are_refused); a "
-        "run of the module mutates the new lines")) for n, line in (
-        (178, "if (m == MEMBER) or True else []"), (180, "next(sets, None)"),
-        (182, "next(sets, )"),
-    )},
     _ML + "x__forest_v5__mutmut_151": Note(
         "members: list[list[float]] = None",
         "equivalent: members is only read for a BRANCH_MEMBER node, and then the "
         "membership branch has assigned it"),
-    _ML + "x__forest_v5__mutmut_208": Note(
+    _ML + "x__forest_v5__mutmut_221": Note(
         "weights[inner + j, k] = w",
         "equivalent: each leaf j has one target and one weight, so its row inner + j is "
         "written once, from 0: = and += store the same"),
     **{_ML + f"x__aggregate__mutmut_{n}": Note(line, _CONST_ET) for n, line in (
-        (34, "ctx.const(weights.astype(et.dtype), None)"),
-        (36, "ctx.const(weights.astype(et.dtype), )"),
-        (103, "ctx.const(np.asarray(forest.trees, et.dtype), None)"),
-        (105, "ctx.const(np.asarray(forest.trees, et.dtype), )"),
-        (150, "ctx.const(np.asarray(0, et.dtype), None)"),
-        (152, "ctx.const(np.asarray(0, et.dtype), )"),
+        (37, "ctx.const(weights.astype(et.dtype), None)"),
+        (39, "ctx.const(weights.astype(et.dtype), )"),
+        (106, "ctx.const(np.asarray(forest.trees, et.dtype), None)"),
+        (108, "ctx.const(np.asarray(forest.trees, et.dtype), )"),
+        (153, "ctx.const(np.asarray(0, et.dtype), None)"),
+        (155, "ctx.const(np.asarray(0, et.dtype), )"),
     )},
     **{_ML + f"x__aggregate__mutmut_{n}": Note(line, (
         "equivalent: has_weight is a bool array, so the Const is BOOL without being told"))
-       for n, line in ((61, "ctx.const(forest.has_weight, None)"),
-                       (63, "ctx.const(forest.has_weight, )"))},
+       for n, line in ((64, "ctx.const(forest.has_weight, None)"),
+                       (66, "ctx.const(forest.has_weight, )"))},
     **{_ML + f"x__aggregate__mutmut_{n}": Note(line, _CONST_DTYPE) for n, line in (
-        (37, "weights.astype(None)"), (107, "np.asarray(forest.trees, None)"),
-        (109, "np.asarray(forest.trees, )"), (154, "np.asarray(0, None)"),
-        (156, "np.asarray(0, )"),
+        (40, "weights.astype(None)"), (110, "np.asarray(forest.trees, None)"),
+        (112, "np.asarray(forest.trees, )"), (157, "np.asarray(0, None)"),
+        (159, "np.asarray(0, )"),
     )},
     **{_ML + f"x__aggregate__mutmut_{n}": Note(line, (
-        "not applicable any more: the line it mutates was rewritten after this run "
-        "(has_all is false without trees: onnxruntime scores no target then, "
-        "test_tree_regressor_without_trees); a run of the module mutates the new line"))
-       for n, line in ((2, "has_all = None"), (3, "has_all = bool(None)"),
-                       (6, "[forest.mode != LEAF]"))},
+        "equivalent: the has tensor is then built where has_all holds too (trees, one tree "
+        "for mutant 5, whose leaves weigh every target), and there it is true everywhere, "
+        "so each reader passes "
+        "the score unchanged: the Selects of _aggregate, _regress and the binary "
+        "classifier's class 0 take the score, the classifier's LogicalOr stays true, and "
+        "argmax_first's Select and LogicalAnd keep every column")) for n, line in (
+        (2, "has_all = None"), (5, "has_all = forest.trees > 1 and bool("), (6, "None)"),
+    )},
     _ML + "x__regress__mutmut_37": Note(
         "base = np.zeros(1) if base is None else base",
         "equivalent: one 0 base value adds nothing: with one target origin is 0.0 and no "
@@ -461,6 +450,87 @@ EXPLAINED: dict[str, Note] = {
         "any other value takes the \"none\" path (the score itself, or PROBIT of it)"))
        for n, line in ((75, "second_class(ctx, score, None, post)"),
                        (81, '"XXnoneXX"'), (82, '"NONE"'))},
+    **{_ML + f"x__forest_v3__mutmut_{n}": Note(line, (
+        "equivalent: how is only compared with \"MIN\" and \"MAX\" (any other value sums "
+        "a leaf's weights of one target); the regressor always passes its aggregate, and the "
+        "classifier, which takes the default, sums either way")) for n, line in (
+        (1, 'how: str = "XXSUMXX"'), (2, 'how: str = "sum"'),
+    )},
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, (
+        "equivalent: every table already has the element type named, so GraphBuilder.const "
+        "takes the same one from the array: feature ids, modes and children are int64 "
+        "(_forest_v3 casts them; _forest_v5 concatenates ints()' int64 with int64 arrays), "
+        "missing-value tracks bool, thresholds and member sets cast to et's dtype just "
+        "before; at the roots pick slices those arrays, and below them it ignores the type"))
+       for n, line in (
+        (19, "ctx.const(np.asarray(a), None)"), (21, "ctx.const(np.asarray(a), )"),
+        (25, "table(forest.feature, None)"), (27, "table(forest.feature, )"),
+        (30, "table(forest.threshold.astype(et.dtype), None)"),
+        (32, "table(forest.threshold.astype(et.dtype), )"),
+        (36, "table(forest.true_next, None), table"), (38, "table(forest.true_next, ), table"),
+        (40, "table(forest.false_next, None)"), (42, "table(forest.false_next, )"),
+        (51, "table(forest.mode, None)"), (53, "table(forest.mode, )"),
+        (60, "table(forest.missing_true, None)"), (62, "table(forest.missing_true, )"),
+        (83, "member_c = table(matrix, None)"), (85, "member_c = table(matrix, )"),
+        (117, "table(forest.threshold[roots].astype(et.dtype), None)"),
+        (119, "table(forest.threshold[roots].astype(et.dtype), )"),
+        (124, "table(a[roots], None)"), (126, "table(a[roots], )"),
+        (196, "pick(member_c, matrix, None)"), (295, "pick(mode_c, forest.mode, None)"),
+        (346, "pick(missing_c, forest.missing_true, None)"),
+        (372, "pick(true_c, forest.true_next, None)"),
+        (378, "pick(false_c, forest.false_next, None)"),
+    )},
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, (
+        "equivalent: the float64 array is converted to et's dtype by the table's Const "
+        "(GraphBuilder.const casts to the type named), which rounds each value once, as "
+        "astype(et.dtype) does")) for n, line in (
+        (33, "table(forest.threshold.astype(None), et)"),
+        (80, "matrix = matrix.astype(None)"),
+        (120, "table(forest.threshold[roots].astype(None), et)"),
+    )},
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, (
+        "equivalent: with one branch mode the test is ANDed with mode == that mode, which "
+        "is false only for a (row, tree) pair already on its leaf (every other node has "
+        "that mode), and a leaf's true and false child are both the leaf itself")) for n, line in (
+        (49, "if (len(branch_modes) > 1) or True else None"),
+        (54, "if len(branch_modes) >= 1 else None"),
+    )},
+    _ML + "x__leaves__mutmut_58": Note(
+        "if (forest.missing_true.any()) or True else None",
+        "equivalent: without a true missing-value track the table is all false, so the "
+        "missing term (IsNaN AND the track) is false and ORs nothing into go_true; the IsNaN "
+        "it needs is then made as nan_sensitive turns true"),
+    _ML + "x__leaves__mutmut_63": Note(
+        'member_c = matrix = ""',
+        "equivalent: member_c and matrix are read only for a BRANCH_MEMBER node (m == "
+        "MEMBER in the level), and then the membership branch has assigned both"),
+    _ML + "x__leaves__mutmut_70": Note(
+        "size = max(2, max(len(m) for m in forest.members))",
+        "equivalent: the sets only get more NaN padding columns, and Equal(x, NaN) is false "
+        "for every x, so ReduceLogicalOr over a row of the set is unchanged"),
+    _ML + "x__leaves__mutmut_74": Note(
+        "np.full((len(forest.mode), size), None)",
+        "equivalent: the padding is None in an object array, which astype(et.dtype) just "
+        "after turns into NaN (et is f32 or f64: _compute_type), as np.nan is"),
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, (
+        "equivalent: the IsNaN is then made on every level, but it is read only where "
+        "missing_c is set or a mode is GTE/GT, the original condition; elsewhere the layer "
+        "has no reader and changes no value")) for n, line in (
+        (171, "bool({2, 3} | set(branch_modes))"),
+        (177, 'if (nan_sensitive) or True else None'),
+    )},
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, _GATHER_DEFAULT) for n, line in (
+        (92, "i64(ctx, 1)], None)[0]"), (96, "i64(ctx, 1)], )[0]"),
+        (111, '{"XXbatch_dimsXX": 0}'), (112, '{"BATCH_DIMS": 0}'),
+    )},
+    **{_ML + f"x__leaves__mutmut_{n}": Note(line, (
+        "equivalent: Broadcast-3's mode defaults to numpy (the spec; irtool's Broadcast "
+        "reads it so, lower-cased, and OpenVINO too: test_tree_regressor_trees_of_one_leaf "
+        "runs this depth-0 Broadcast on OpenVINO), the value given; an attribute of another "
+        "name is read by neither")) for n, line in (
+        (408, "None)[0]"), (412, ")[0]"), (422, '{"XXmodeXX": "numpy"}'),
+        (423, '{"MODE": "numpy"}'), (425, '{"mode": "NUMPY"}'),
+    )},
     **{_SQ + f"x_element_types__mutmut_{n}": Note(line, (
         "not equivalent, and not pinned: it differs only where a tensor inserted into a "
         "list has no type at all in the model after ONNX shape inference (then the original "

@@ -210,7 +210,8 @@ REFUSED = [
      r"unknown node mode 9$"),
     ("member node without a set", _stump_v5(nodes_modes=_u8([0, 6, 6]),
                                             membership_values=_f32([1, 2])),
-     r"BRANCH_MEMBER node 2 has no membership_values"),
+     r"BRANCH_MEMBER node 2 has no membership_values \(a set of one or more per "
+     r"BRANCH_MEMBER node, NaN between sets\)$"),
     ("empty set", _stump_v5(membership_values=_f32([np.nan, 1, 2])),
      r"BRANCH_MEMBER node 1 has no membership_values"),
 ]
@@ -329,16 +330,18 @@ def test_tree_regressor_several_weights_of_one_leaf(aggregate: str, targets: int
 
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
 def test_tree_regressor_trees_of_one_leaf(aggregate: str, tmp_path: Path) -> None:
-    """Trees that are one leaf each (depth 0: every row on the roots), and one of them
-    beside a deeper tree."""
+    """Trees that are one leaf each (depth 0: every row on the roots; a target no leaf
+    weighs), and one of them beside a deeper tree."""
     leaves = helper.make_node(
-        "TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, n_targets=2,
+        "TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, n_targets=3,
         aggregate_function=aggregate, nodes_treeids=[0, 1], nodes_nodeids=[0, 0],
         nodes_featureids=[0, 0], nodes_values=[0.0, 0.0], nodes_modes=["LEAF", "LEAF"],
         nodes_truenodeids=[0, 0], nodes_falsenodeids=[0, 0], target_treeids=[0, 0, 1],
         target_nodeids=[0, 0, 0], target_ids=[0, 1, 0], target_weights=[1.5, -2.0, 4.0],
-        base_values=[0.5, 0.25])
-    check(ml_model(leaves, np.float32, 2, np.float32, 2, 3), X2, tmp_path, openvino=True)
+        base_values=[0.5, 0.25, 0.125])
+    expected = check(ml_model(leaves, np.float32, 2, np.float32, 3, 3), X2, tmp_path,
+                     openvino=True)
+    assert (expected["Y"][:, 2] == 0).all()  # no leaf weighs target 2: 0, base value or not
     mixed = _regressor(2, 1, aggregate_function=aggregate)
     for name, extra in (("nodes_treeids", [1]), ("nodes_nodeids", [0]),
                         ("nodes_featureids", [0]), ("nodes_values", [0.0]),
@@ -422,5 +425,22 @@ def test_tree_regressor_double_attributes_as_tensors(tmp_path: Path) -> None:
                         ("base_values_as_tensor", np.array([1 / 3, 1e-9]))):
         node.attribute.append(helper.make_attribute(name, from_array(array.astype(np.float64),
                                                                      name)))
-    x = np.array([[1 / 3, 1 / 3], [0.8, -1.0], [1 / 3 + 1e-12, 0.0], [np.nan, 1.0]])
-    check(ml_model(node, np.float64, 2, np.float32, 2, 3), x, tmp_path, rtol=1e-6, atol=0)
+    # row 4: x1 > node 1's threshold (1/3 rounded to float: the float32 list plus 1/3) in
+    # double, not once x1 is rounded to float too
+    x = np.array([[1 / 3, 1 / 3], [0.8, -1.0], [1 / 3 + 1e-12, 0.0], [np.nan, 1.0],
+                  [0.0, float(np.float32(1 / 3)) + 1e-12]])
+    expected = check(ml_model(node, np.float64, 2, np.float32, 2, 3), x, tmp_path, rtol=1e-6,
+                     atol=0)
+    # node 1 sends row 4 to leaf 3 (weights 1 + k, times t + 1, over 3) as onnxruntime does
+    np.testing.assert_allclose(expected["Y"][4], [(1 + 2) / 3 + 1 / 3, (2 + 4) / 3 + 1e-9],
+                               rtol=1e-6)
+
+
+def test_tree_ensembles_need_the_number_of_features() -> None:
+    """An input whose number of columns is not known is refused, naming the reason (the
+    feature ids are checked against it)."""
+    model = ml_model(_regressor(1, 1), np.float32, None, np.float32, 1, 3)
+    with pytest.raises(irtool.ConversionError, match="number of input features must be "
+                       "known") as err:
+        irtool.convert(model)
+    assert "\n" not in str(err.value) and "trees" in str(err.value)
