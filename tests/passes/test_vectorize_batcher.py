@@ -22,6 +22,7 @@ from support.ir_builders import Net, check, finish, info
 
 import irtool
 from irtool.frontends.onnx.converter import convert_model
+from irtool.ir import element_type
 from irtool.passes.vectorize import VectorizeLoops, why_not
 
 F32, I64, BOOL = np.float32, np.int64, np.bool_
@@ -275,6 +276,14 @@ def test_iteration_numbers_come_from_the_trip_count_of_any_int_type_and_shape(
     assert added == want_names
     (numbers,) = model.graph.layers_of_type("Range")
     assert numbers.attrs["output_type"] == iter_et
+    # the count is a scalar of the trip count's type, then i64 (spelt as OpenVINO does)
+    counted = {layer.name: [(p.precision.name, p.dims) for p in layer.outputs]
+               for layer in model.graph.layers if layer.name.startswith("lp/count/")}
+    assert counted == {name: [("i64" if name.endswith("convert") else trip_et, ())]
+                       for name in want_names if name.startswith("lp/count/")}
+    for convert in model.graph.layers_of_type("Convert"):
+        if convert.name == "lp/count/convert":
+            assert convert.attrs == {"destination_type": "i64"}
 
 
 @pytest.mark.parametrize("trip_shape, iter_et, iter_shape, why", [
@@ -341,7 +350,7 @@ def _loop_model(outputs: str) -> tuple[object, dict[str, np.ndarray]]:
     """A Loop of 4 iterations over the rows of X (y = relu(x_i)) carrying B unchanged;
     ``outputs`` says what the graph outputs: "B_out" (the carried value straight from the
     body Parameter), "Neg(B_out)" (and Concat(B, B, B, B)), or "Y twice" (two scan outputs
-    of the same body value)."""
+    of the same body value), or "Y twice, summed" (the two read by an Add only)."""
     nodes = [helper.make_node("Gather", ["X", "i"], ["x_i"], axis=0),
              helper.make_node("Relu", ["x_i"], ["y"]),
              helper.make_node("Identity", ["c_in"], ["c_out"])]
@@ -360,6 +369,16 @@ def _loop_model(outputs: str) -> tuple[object, dict[str, np.ndarray]]:
         boutputs.append(vi("y", F32, [3]))
         loop_outputs.append("Y2")
         graph_outputs = [vi("Y", F32, [4, 3]), vi("Y2", F32, [4, 3])]
+    elif outputs == "Y twice, summed":
+        # Y and Y2 read by an Add only, the model outputs its sum, a third scan output
+        # N = -x_i, and W of a layer of 5 inputs: its output port has the number of the
+        # Loop's Y (trip, cond, B and X in, B_out out), so only the layer tells them apart
+        nodes.append(helper.make_node("Neg", ["x_i"], ["n"]))
+        boutputs += [vi("y", F32, [3]), vi("n", F32, [3])]
+        loop_outputs += ["Y2", "N"]
+        tail = [helper.make_node("Add", ["Y", "Y2"], ["Z"]),
+                helper.make_node("Concat", ["B"] * 5, ["W"], axis=0)]
+        graph_outputs = [vi("Z", F32, [4, 3]), vi("N", F32, [4, 3]), vi("W", F32, [10])]
     body = helper.make_graph(nodes, "body", binputs, boutputs)
     loop = helper.make_node("Loop", ["trip", "cond", "B"], loop_outputs, body=body)
     model = make_model([const_node("trip", 4, I64), const_node("cond", True), loop, *tail],
@@ -368,13 +387,15 @@ def _loop_model(outputs: str) -> tuple[object, dict[str, np.ndarray]]:
 
 
 @pytest.mark.parametrize("outputs, vectorised", [("B_out", False), ("Y twice", False),
-                                                 ("Neg(B_out)", True)])
+                                                 ("Neg(B_out)", True),
+                                                 ("Y twice, summed", True)])
 def test_splicing_keeps_the_names_of_model_inputs_and_outputs(
         outputs: str, vectorised: bool, tmp_path: Path) -> None:
     """A loop whose batched form would give a model output no port of its own (a value
     passed straight through from a model input, or one value for two outputs) stays a
     loop, though it has a batched form; one whose pass-through output is read inside the
-    graph is vectorised, and the model input keeps its name. OpenVINO and irtool match
+    graph, or whose two outputs of one value are read inside the graph only, is
+    vectorised, and the model input keeps its name. OpenVINO and irtool match
     onnxruntime, under the ONNX names."""
     model, feeds = _loop_model(outputs)
     applied: dict[str, int] = {}
@@ -385,3 +406,34 @@ def test_splicing_keeps_the_names_of_model_inputs_and_outputs(
         assert why_not(loop_layers(ir)[0]) is None
     assert [p.outputs[0].names for p in ir.graph.parameters()] == [("B",), ("X",)]
     check_conversion(model, feeds, tmp_path)
+
+
+# -- axes shifted by one keep their type and shape
+
+
+@pytest.mark.parametrize("et, axes", [("i64", np.int64(1)), ("i32", np.array([-1], np.int32)),
+                                      ("u8", np.uint8(2)), ("i64", np.array([1, 2]))])
+def test_shifted_axes_keep_the_type_and_shape_of_the_body_axes(et: str, axes: object) -> None:
+    """ReduceSum over rows [1, 2, 3] by axes of i64, i32 or u8, scalar or a list: the
+    batched ReduceSum reads the same axes one further on, in a Const of the body's axes'
+    element type and shape, and sums as hand numpy does (irtool, OpenVINO)."""
+    x = X43.reshape(2, 2, 3)[[0, 1, 1, 0]]
+
+    def body_op(b: Net, row):  # type: ignore[no-untyped-def]
+        out = tuple(1 if k in np.atleast_1d(axes) % 3 else d for k, d in enumerate((1, 2, 3)))
+        return b.op("ReduceSum", "opset1", [row, b.builder.const(axes, element_type(et))],
+                    {"keep_dims": "true"}, shape=out, name="sum")
+
+    want = x.sum(axis=tuple(int(a) % 3 for a in np.atleast_1d(axes)), keepdims=True)
+    model = _scan((4, 2, 3), body_op, want.shape)
+    check(model, {"x": x}, {"y": want})
+    assert VectorizeLoops()(model).changes == 1
+    assert not loop_layers(model, "TensorIterator")
+    check(model, {"x": x}, {"y": want})
+    (reduce,) = model.graph.layers_of_type("ReduceSum")
+    src, _ = model.graph.sources()[(reduce.id, reduce.inputs[1].id)]
+    const = model.graph.layer(src)
+    assert const.type == "Const"
+    assert (const.attrs["element_type"], const.const_value().shape) == (et, np.shape(axes))
+    # axis a of a row is axis a + 1 of the rows (a negative one counted from rank 3 first)
+    np.testing.assert_array_equal(const.const_value(), np.asarray(axes) % 3 + 1)
