@@ -1342,4 +1342,10 @@ EXPLAINED: dict[str, Note] = {
         "equivalent: GraphBuilder.op adds the layer with the graph's next id, one above "
         "every id in it (Graph.next_id), so the layer of the highest id is the layer just "
         "added, which is also the layer of its first output"),
+    **{_VZ + f"xǁ_Batcherǁ_copy__mutmut_{n}": Note(line, (
+        "equivalent on IR that validate passes: values is empty only for a copied layer "
+        "without output ports; in such IR a layer without outputs is a Result (never "
+        "copied) or a sink that writes state (Assign), and build() refuses a body with one "
+        "of those (impure_layer) before any layer is copied, so values[0] is always there"))
+        for n, line in ((22, "if (values) or True else"), (24, "max(None)"))},
 }

@@ -435,8 +435,9 @@ class _Batcher:
         try:
             op = make_op(layer.type, layer.version, layer.attrs)
         except (KeyError, ValueError):
+            # Every other layer make_op cannot make was refused before (impure_layer).
             raise self.refuse(f"body layer {layer.name!r} ({layer.type}-{layer.version}) "
-                              "is not an operation irtool knows") from None
+                              "runs a body of its own on per-iteration values") from None
         rule = _RULES.get(op.batching or "")
         if rule is None:
             raise self.refuse(f"body layer {layer.name!r} ({layer.type}-{layer.version}) "

@@ -15,6 +15,8 @@ an axis past the rank) keeps the loop without an error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from support.conversion import loop_layers
@@ -276,6 +278,11 @@ def _edit(fault: str, lp, body) -> None:  # type: ignore[no-untyped-def]
     elif fault == "a body value defined nowhere":
         body.disconnect_input(add.id, add.inputs[1].id)
         body.connect(param.id, 99, add.id, add.inputs[1].id)
+    elif fault == "an iteration number":
+        sliced.purpose = "current_iteration"
+    elif fault == "an operation without a batched rule":
+        add.type, add.version, add.attrs = "TopK", "opset11", {
+            "axis": "0", "mode": "max", "sort": "value", "index_element_type": "i64"}
     else:
         raise AssertionError(fault)
 
@@ -298,6 +305,10 @@ REFUSED = {
                                  "is not connected",
     "a body value defined nowhere": "TensorIterator 'lp': body layer '{add}' reads "
                                     "a value defined nowhere",
+    "an iteration number": "TensorIterator 'lp': a TensorIterator with an iteration number",
+    "an operation without a batched rule": "TensorIterator 'lp': body layer '{add}' "
+                                           "(TopK-opset11) cannot take a leading iteration "
+                                           "axis",
 }
 
 
@@ -378,3 +389,75 @@ def test_the_form_names_its_ports_after_the_loop_and_keeps_static_counts() -> No
     assert form is not None and form.count == 4
     assert [p.name for p in form.graph.parameters()] == ["lp/input0", "lp/input1"]
     assert [r.name for r in form.graph.results()] == ["lp/output0"]
+
+
+def test_a_control_flow_layer_on_per_iteration_values_is_refused(tmp_path: Path) -> None:
+    """An If inside a Loop body whose condition is computed from the row: the If has no
+    batched form, so the Loop stays, why_not names the If, and irtool still computes what
+    onnxruntime does."""
+    from onnx import TensorProto, helper
+    from support.conversion import check_conversion, make_model, vi
+
+    def branch(name: str, op: str) -> object:
+        return helper.make_graph([helper.make_node(op, ["x_i", "x_i"], [name + "_y"])], name,
+                                 [], [vi(name + "_y", np.float32, [3])])
+
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["X", "i"], ["x_i"], axis=0),
+         helper.make_node("ReduceSum", ["x_i"], ["s"], keepdims=0),
+         helper.make_node("Constant", [], ["zero"], value=helper.make_tensor(
+             "z", TensorProto.FLOAT, [], [0.0])),
+         helper.make_node("Greater", ["s", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=branch("then", "Add"),
+                          else_branch=branch("other", "Mul")),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body", [vi("i", np.int64, []), vi("cond_in", np.bool_, [])],
+        [vi("cond_out", np.bool_, []), vi("y", np.float32, [3])])
+    model = make_model([helper.make_node("Shape", ["X"], ["shape"]),
+                        helper.make_node("Constant", [], ["k"], value_int=0),
+                        helper.make_node("Gather", ["shape", "k"], ["trip"], axis=0),
+                        helper.make_node("Constant", [], ["t"], value=helper.make_tensor(
+                            "t", TensorProto.BOOL, [], [True])),
+                        helper.make_node("Loop", ["trip", "t"], ["Y"], body=body)],
+                       [vi("X", np.float32, [None, 3])], [vi("Y", np.float32, [None, 3])])
+    x = np.array([[1, 2, 3], [-1, -2, -3], [0.5, -4, 1]], np.float32)
+    ir = check_conversion(model, {"X": x}, tmp_path, slice_inputs=False)
+    (lp,) = loop_layers(ir)
+    message = why_not(lp) or ""
+    assert message.startswith("Loop ") and "(If-opset8) runs a body of its own on " \
+        "per-iteration values" in message, message
+
+
+def test_an_output_port_numbered_zero_has_its_result() -> None:
+    """Port ids need only be unique: a TensorIterator whose output is port 0 (its inputs 1
+    and 2) gets a Result for it in the batched form, as when outputs follow the inputs."""
+    from irtool.passes.vectorize import batched_form
+
+    model = _sliced_sum("ti", [(4, 3), (4, 3)], joined=4)
+    (lp,) = loop_layers(model, "TensorIterator")
+    renumbered = {lp.inputs[0].id: 1, lp.inputs[1].id: 2, lp.outputs[0].id: 0}
+    for port in (*lp.inputs, *lp.outputs):
+        port.id = renumbered[port.id]
+    for entry in lp.port_maps["port_map"]:
+        entry.external_port_id = renumbered[entry.external_port_id]
+    form = batched_form(lp)
+    assert form is not None, why_not(lp)
+    assert [r.name for r in form.graph.results()] == ["lp/output0"]
+
+
+def test_a_copied_body_layer_keeps_its_data_flag_and_rt_info() -> None:
+    """The batched form's copy of a body layer keeps what the writer needs of it: whether
+    it has a <data> element, and its rt_info."""
+    from irtool.ir.graph import RTNode
+    from irtool.passes.vectorize import batched_form
+
+    model = _sliced_sum("ti", [(4, 3), (4, 3)], joined=4)
+    (lp,) = loop_layers(model, "TensorIterator")
+    (add,) = lp.bodies["body"].layers_of_type("Add")
+    for has_data in (True, False):
+        add.has_data = has_data
+        add.rt_info = [RTNode("attribute", {"name": "fused_names", "value": f"{has_data}"})]
+        form = batched_form(lp)
+        assert form is not None
+        (copy,) = [layer for _, layer in form.graph.walk() if layer.name == f"lp/{add.name}"]
+        assert copy.has_data is has_data and copy.rt_info == add.rt_info
