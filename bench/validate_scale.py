@@ -13,10 +13,11 @@ what a CI job pays), the ways interleaved over ``--repeats`` rounds, medians:
   LocalCluster started before the rounds (its start-up not timed, nor the first run on it,
   which starts each Dask worker's own worker process): worker processes (each with its
   nanny) of one thread each, so that a Dask worker is what a ``--jobs`` worker is here,
-  and with Dask's statistical profiler off (``--worker-profile`` leaves it on): it samples
-  every thread of a worker each 10 ms for the dashboard, CPU the validating processes
-  beside it on a small machine would otherwise have (docs/user-guide.md says how to turn
-  it off on a cluster);
+  and with Dask's monitoring made lighter (``LEAN_DASK``; ``--dask-defaults`` keeps
+  Dask's): its statistical profiler off (it samples every thread of a worker each 10 ms
+  for the dashboard) and its event-loop, system and memory monitors sampled less often,
+  CPU the validating processes beside them on a small machine would otherwise have
+  (docs/user-guide.md says how to set this on a cluster);
 * ``cluster, N worker(s)``: the cluster's own throughput, without the command's fixed
   cost (a Python process, irtool's and Dask's client imports, ~1 s, which no number of
   workers shortens): ``batch_dask.run_on_dask`` of the same models called from this
@@ -61,6 +62,16 @@ core = ov.Core()
 for path in sys.argv[1:]:
     core.read_model(path)
 """
+
+
+LEAN_DASK = {
+    "distributed.worker.profile.enabled": False,  # stack samples every 10 ms
+    "distributed.admin.tick.interval": "200ms",  # event-loop latency checks, 20 ms
+    "distributed.admin.system-monitor.interval": "2s",  # CPU/memory/network, 500 ms
+    "distributed.worker.memory.monitor-interval": "1s",  # memory limits, 100 ms
+}
+"""Dask's monitoring made lighter for the clusters measured here (docs/user-guide.md): what
+the dashboard shows, sampled less often; nothing that decides where or whether tasks run."""
 
 
 def irtool_command() -> list[str]:
@@ -136,9 +147,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", help="the corpus folder (default: irtool.tools.corpus's)")
-    parser.add_argument("--worker-profile", action="store_true",
-                        help="leave the Dask workers' statistical profiler on (Dask's default: "
-                             "it samples each worker's threads every 10 ms for the dashboard)")
+    parser.add_argument("--dask-defaults", action="store_true",
+                        help="run the LocalClusters with Dask's own monitoring settings, not "
+                             "LEAN_DASK's")
     parser.add_argument("--no-dask", action="store_true", help="leave out the Dask rows")
     args = parser.parse_args()
 
@@ -169,7 +180,7 @@ def main() -> int:
 
         for n in (1, 2):
             # The workers get this process's Dask config (their nannies pass it on).
-            with dask.config.set({"distributed.worker.profile.enabled": args.worker_profile}):
+            with dask.config.set({} if args.dask_defaults else LEAN_DASK):
                 clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                            dashboard_address=None, silence_logs=logging.ERROR)
             workers = f"{n} worker{'s' * (n > 1)}"
@@ -191,8 +202,8 @@ def main() -> int:
     print(f"{len(files)} IR files of {root.name}; {args.repeats} interleaved rounds; load "
           f"average {load_before:.2f} at the start, {load:.2f} at the end, on "
           f"{os.cpu_count()} cores" + ("" if args.no_dask else
-                                           f"; Dask workers' profiler "
-                                           f"{'on' if args.worker_profile else 'off'}") + "\n")
+                                           "; Dask's monitoring: " + ("its defaults" if
+                                           args.dask_defaults else "LEAN_DASK")) + "\n")
     print("| way | wall median s | wall min s | files/s (median) | CPU median s |")
     print("|---|---|---|---|---|")
     medians = {}
