@@ -21,7 +21,7 @@ spinning off so that its pool does not take the cores from the run after it.
 Targets (issue 12): CNN within 3x of onnxruntime, transformer 1.5x, elementwise 1.3x,
 default threads no slower than single-threaded.
 
-    python bench/kernels.py [--repeats N] [--clock wall|cpu]
+    python bench/kernels.py [--repeats N] [--clock wall|cpu] [--columns-bytes N]
 
 ``--clock cpu`` times the process's CPU time instead of wall time (steadier on a machine
 others load; the single-threaded columns only mean the same then). The CPU, its widest ISA
@@ -156,7 +156,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    ap.add_argument("--columns-bytes", type=int, metavar="N",
+                    help="the convolution's im2col columns made N bytes at a time (0: all "
+                         "the batch's at once; default: irtool's COLUMNS_BYTES)")
     args = ap.parse_args()
+    if args.columns_bytes is not None:
+        from irtool.opset import convolution
+
+        convolution.COLUMNS_BYTES = args.columns_bytes
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     targets = {"CNN batch 32": 3.0, "transformer block": 1.5, "elementwise chain 1e6": 1.3}
     rows = []
