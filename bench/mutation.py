@@ -25,7 +25,9 @@ docs/mutation.md already has for it (``_kept``) until it is run here.
 ``--refresh`` brings a stored run to today's tree without starting over: today's files
 go into the run's scratch copy and mutmut re-tests only the mutants of functions whose
 code changed (and any not checked), keeping the other results and the kills
-``--recheck`` confirmed for unchanged mutants.
+``--recheck`` confirmed for unchanged mutants. Not when the module's test list changed:
+mutmut then starts the module over (its config is part of what it compares), so re-test
+changed functions before adding a test file to ``MODULES``, or expect a full run.
 
 A stopped run resumes where it was: ``mutmut run --max-children 2`` in its scratch copy
 keeps every result of a function left unchanged (mutmut 3.8 can also stop on its own, a
