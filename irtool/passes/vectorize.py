@@ -709,13 +709,9 @@ def _splice(graph: Graph, layer: Layer, form: Graph) -> bool:
     outs = [fsources[(r.id, r.inputs[0].id)] for r in results]
     model_outputs = [j for j, port in enumerate(layer.outputs) if any(
         graph.layer(c).type == "Result" for c, _ in graph.consumers(layer.id, port.id))]
-    if any(outs.count(outs[j]) > 1 for j in model_outputs):
+    if any(outs.count(outs[j]) > 1 or form.layer(outs[j][0]).type == "Parameter"
+           for j in model_outputs):
         return False
-    for j, src in enumerate(outs):
-        if form.layer(src[0]).type == "Parameter" and any(
-                graph.layer(c).type == "Result"
-                for c, _ in graph.consumers(layer.id, layer.outputs[j].id)):
-            return False
     mapping: dict[tuple[int, int], tuple[int, int]] = {}
     for p in params:
         fed = inputs[p.id]
