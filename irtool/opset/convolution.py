@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -101,16 +101,7 @@ def convolve(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     if pointwise:
         _grouped_matmul(w, windows.reshape(n, groups, cg * k_size, p_size), y, groups)
         return y.reshape(n, o, *out)
-    # As at unit stride: the columns of as many images as fit in COLUMNS_BYTES at a time.
-    per_image = c * k_size * p_size * y.itemsize
-    batch = max(1, min(n, COLUMNS_BYTES // per_image)) if COLUMNS_BYTES else n
-    cols = scratch("columns", (batch, *windows.shape[1:]), acc)
-    for start in range(0, n, batch):
-        count = min(batch, n - start)
-        part = cols[:count]
-        np.copyto(part, windows[start:start + count])
-        _grouped_matmul(w, part.reshape(count, groups, cg * k_size, p_size),
-                        y[start:start + count], groups)
+    _columns_times(w, lambda start, count: windows[start:start + count], y, groups)
     return y.reshape(n, o, *out)
 
 
@@ -141,25 +132,36 @@ def _convolve_unit_stride(x: np.ndarray, w: np.ndarray, dilations: Sequence[int]
     image[(slice(None), slice(None), *(slice(b, b + d) for b, d in zip(begin, x.shape[2:])))] \
         = x
     item = flat.itemsize
-    k_size = math.prod(kernel)
     y = np.empty((n, o, length), dtype=x.dtype)
-    # The columns of a few images at a time, as many as fit in COLUMNS_BYTES: written and
-    # read again by the matmul while they are still in the core's cache.
-    per_image = c * k_size * length * item
-    batch = max(1, min(n, COLUMNS_BYTES // per_image)) if COLUMNS_BYTES else n
-    cols = scratch("columns", (batch, c, *kernel, length), x.dtype)
-    for start in range(0, n, batch):
-        count = min(batch, n - start)
-        runs = np.lib.stride_tricks.as_strided(
+
+    def runs(start: int, count: int) -> np.ndarray:  # images start.. as [count, C, *k, P]
+        return np.lib.stride_tricks.as_strided(
             flat[start * c * per_channel:], (count, c, *kernel, length),
             (c * per_channel * item, per_channel * item,
              *(dl * st * item for dl, st in zip(dilations, step)), item), writeable=False)
-        part = cols[:count]
-        np.copyto(part, runs)
-        _grouped_matmul(w, part.reshape(count, groups, c // groups * k_size, length),
-                        y[start:start + count], groups)
+
+    _columns_times(w, runs, y, groups)
     wide = y.reshape(n, o, out[0], *padded[1:])
     return wide[(slice(None), slice(None), slice(None), *(slice(0, v) for v in out[1:]))]
+
+
+def _columns_times(w: np.ndarray, windows: Callable[[int, int], np.ndarray], y: np.ndarray,
+                   groups: int) -> None:
+    """``y [N, O, P]`` = the filters times the im2col columns of each image, which
+    ``windows(start, count)`` gives for images ``start..start+count`` as a view
+    ``[count, C, *k, P]``. The columns are copied a few images at a time, as many as fit in
+    COLUMNS_BYTES, so that the matmul reads them again while they are in the core's cache
+    (each image's product is the same matmul whatever the chunks)."""
+    n, p = y.shape[0], y.shape[2]
+    shape = windows(0, 1).shape[1:]
+    per_image = math.prod(shape) * y.itemsize
+    batch = max(1, min(n, COLUMNS_BYTES // per_image)) if COLUMNS_BYTES else n
+    cols = scratch("columns", (batch, *shape), y.dtype)
+    for start in range(0, n, batch):
+        count = min(batch, n - start)
+        part = cols[:count]
+        np.copyto(part, windows(start, count))
+        _grouped_matmul(w, part.reshape(count, groups, -1, p), y[start:start + count], groups)
 
 
 def _grouped_matmul(w: np.ndarray, cols: np.ndarray, y: np.ndarray, groups: int) -> None:
