@@ -220,8 +220,9 @@ def _forest_v5(ctx: NodeContext, targets: int) -> Forest:
                 groups[-1].append(float(v))
         # one set per BRANCH_MEMBER node, in node order (extra sets are not read);
         # onnxruntime refuses a node whose set is missing or empty
-        sets = dict(zip(np.nonzero(mode == MEMBER)[0].tolist(), groups))
-        for g in np.nonzero(mode == MEMBER)[0].tolist():
+        member_nodes = np.nonzero(mode == MEMBER)[0].tolist()
+        sets = dict(zip(member_nodes, groups))
+        for g in member_nodes:
             if not sets.get(g):
                 raise ctx.error(f"BRANCH_MEMBER node {g} has no membership_values (a set of "
                                 "one or more per BRANCH_MEMBER node, NaN between sets)")
