@@ -78,6 +78,10 @@ BACKSTOP_S = 10.0
 
 _HEADER = struct.Struct("<Q")
 _FAILED_STARTS_ALLOWED = 2
+
+NAP_S = 0.05
+"""The longest the parent leaves replies in the workers' pipes (``Pool`` with
+``chunk_seconds``): rows reach the caller at most this late."""
 _LIFELINE = "IRTOOL_WORKER_LIFELINE"  # "<parent pid>:<pipe fd>:<1: ask for PDEATHSIG>"
 _PR_SET_PDEATHSIG = 1
 
@@ -366,6 +370,26 @@ and ``irtool.frontends.onnx``'s every translator: most of a worker's start-up wh
 worker needs only onnx)."""
 
 
+def _nap(pool: Sequence[_Worker], per_job: float, now: float) -> float:
+    """How long a ``Pool`` with chunks may leave its workers' replies in their pipes.
+    Woken for each reply, the parent spent ~0.1 ms of CPU per job, a tenth of what
+    validating a small IR takes, on a core the workers need. It wakes instead when a busy
+    worker is, by ``per_job`` (the time per job so far), half-way through what it has left
+    (so that it is fed on time however its jobs' times vary; a chunk costs a few wakes),
+    at the first time limit, and after ``NAP_S`` at most. Not at all while a worker
+    starts, nor when a chunk has one job left (its reply is waited for). What waits in a
+    pipe is not lost: a worker's replies stay there when it dies, so a crash is still the
+    job it was on."""
+    left = NAP_S
+    for worker in pool:
+        if not worker.ready:
+            return 0.0
+        if worker.job is not None:
+            left = min(left, worker.deadline - now,
+                       (len(worker.jobs) - 1) * per_job / 2 - (now - worker.since))
+    return left if left > 0.001 else 0.0
+
+
 class Pool:
     """Workers running ``python -m module *args``, each job in one of them.
 
@@ -385,7 +409,8 @@ class Pool:
     time per job is learnt across ``run`` calls: a caller that runs a pool chunk by chunk
     (a Dask task's models, ``tools.batch_dask``) sends each of its chunks in one message,
     not a first job alone and then halves. With one worker nothing is held back for the
-    end: there is no other worker to keep busy.
+    end: there is no other worker to keep busy. The replies of a chunk are read a few at
+    a time (``_nap``), not each as it comes.
     """
 
     def __init__(self, module: str, args: Sequence[str] = (), *, workers: int = 1,
@@ -483,6 +508,11 @@ class Pool:
                 for worker in self._pool:
                     if worker.ready and worker.job is None:
                         feed(worker)
+                # (a job sent alone, as without chunk_seconds, is waited for: no nap)
+                pause = _nap(self._pool, timed[1] / timed[0], time.monotonic()) if timed[0] \
+                    else 0.0
+                if pause:
+                    time.sleep(pause)
                 for key, _ in sel.select(timeout=0.5):
                     worker = key.data
                     try:

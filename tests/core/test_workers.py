@@ -80,6 +80,77 @@ def test_one_worker_takes_a_run_in_one_message_once_the_pool_knows_a_job_s_time(
     assert [o.value for o in second] == [2 * i for i in range(20)]
 
 
+def _counting_reads(monkeypatch) -> list[int]:
+    """How many replies each of the parent's reads of a worker's pipe brought."""
+    reads: list[int] = []
+    replies = _Worker.replies
+
+    def counted(self: _Worker) -> list:
+        out = replies(self)
+        reads.append(len(out))
+        return out
+
+    monkeypatch.setattr(_Worker, "replies", counted)
+    return reads
+
+
+def test_the_parent_reads_a_chunk_s_replies_a_few_at_a_time(monkeypatch) -> None:
+    """Woken for every reply, the parent of a chunk of quick jobs spent a tenth of their
+    time on a core the workers need. It naps instead (at most NAP_S), waking when the
+    worker should be half-way through what is left: a chunk of 30 jobs of 10 ms is read
+    in a few batches, not 30 times. A loaded machine only makes the batches bigger."""
+    reads = _counting_reads(monkeypatch)
+    jobs = [("sleep", 0.01)] * 31
+    with Pool("support.toy_worker", workers=1, timeout=30, env=ENV, chunk_seconds=10.0) as pool:
+        outcomes = pool.run(jobs)  # the first alone (timed), then 30 in one message
+    assert [o.value for o in outcomes] == [0.01] * 31
+    chunk_reads = reads[2:]  # "ready", and the lone first job
+    assert sum(chunk_reads) == 30
+    assert len(chunk_reads) <= 10, chunk_reads
+
+
+def _worker_on(jobs_left: int, *, began: float, deadline: float = 1e9,
+               ready: bool = True) -> _Worker:
+    """A worker's bookkeeping without its process: ``jobs_left`` jobs of its chunk not
+    answered, the one it is on begun at ``began``."""
+    worker = object.__new__(_Worker)
+    worker.ready, worker.jobs = ready, list(range(jobs_left))
+    worker.since, worker.deadline = began, deadline
+    return worker
+
+
+@pytest.mark.parametrize(("pool", "expected"), [
+    ([_worker_on(9, began=100.0)], 0.04),  # half of the 8 jobs after this one's 10 ms
+    ([_worker_on(9, began=99.99)], 0.03),  # ... less the 10 ms this one has run
+    ([_worker_on(9, began=100.0), _worker_on(5, began=100.0)], 0.02),  # the first to feed
+    ([_worker_on(9, began=100.0), _worker_on(0, began=0.0)], 0.04),  # an idle one: no limit
+    ([_worker_on(41, began=100.0)], workers.NAP_S),  # never longer
+    ([_worker_on(9, began=100.0, deadline=100.015)], 0.015),  # a time limit comes first
+    ([_worker_on(1, began=100.0)], 0.0),  # the chunk's last reply is waited for
+    ([_worker_on(9, began=100.0), _worker_on(0, began=0.0, ready=False)], 0.0),  # starting
+    ([_worker_on(2, began=100.0)], 0.005),  # 5 ms: worth a nap ...
+    ([_worker_on(2, began=99.9955)], 0.0),  # ... under a millisecond is not
+])
+def test_a_nap_ends_half_way_through_the_first_chunk_to_end(pool, expected) -> None:
+    assert workers._nap(pool, 0.01, 100.0) == pytest.approx(expected, abs=1e-9)
+
+
+def test_naps_lose_no_reply_of_a_worker_that_dies_and_blame_the_right_job(
+        monkeypatch) -> None:
+    """Replies left in the pipe while the parent naps are read after the worker has died:
+    the jobs before the crash are answered, the crash is the job it was on, the jobs
+    after it go to a fresh worker; a hang is still a time-out."""
+    reads = _counting_reads(monkeypatch)
+    jobs: list[tuple[str, object]] = [("sleep", 0.01)] * 41
+    jobs = [*jobs[:21], ("crash", 0), *jobs[21:31], ("hang", 0), *jobs[31:]]
+    with Pool("support.toy_worker", workers=1, timeout=2, env=ENV, chunk_seconds=10.0) as pool:
+        outcomes = pool.run(jobs)
+    assert [o.status for o in outcomes].count("ok") == 41
+    assert [(o.job, o.status) for o in outcomes if o.status != "ok"] == \
+        [(("crash", 0), "crash"), (("hang", 0), "timeout")]
+    assert max(reads) > 1  # the replies did wait in the pipe
+
+
 def test_workers_are_kept_between_runs_and_replaced_after_their_quota() -> None:
     with Pool("support.toy_worker", env=ENV) as pool:
         first = pool.call(("pid", 0)).value

@@ -18,6 +18,9 @@ def handle(job: tuple[str, object]) -> object:
         os.kill(os.getpid(), signal.SIGSEGV)
     if kind == "hang":
         time.sleep(600)
+    if kind == "sleep":  # a job of a known time
+        time.sleep(value)  # type: ignore[arg-type]
+        return value
     if kind == "raise":
         raise ValueError(value)
     if kind == "print":
