@@ -97,16 +97,16 @@ def _counting_reads(monkeypatch) -> list[int]:
 def test_the_parent_reads_a_chunk_s_replies_a_few_at_a_time(monkeypatch) -> None:
     """Woken for every reply, the parent of a chunk of quick jobs spent a tenth of their
     time on a core the workers need. It naps instead (at most NAP_S), waking when the
-    worker should be half-way through what is left: a chunk of 30 jobs of 10 ms is read
-    in a few batches, not 30 times. A loaded machine only makes the batches bigger."""
+    worker should be a quarter of the way through what is left: a chunk of 60 jobs of
+    10 ms is read about 15 times, not 60. A loaded machine only makes the batches bigger."""
     reads = _counting_reads(monkeypatch)
-    jobs = [("sleep", 0.01)] * 31
+    jobs = [("sleep", 0.01)] * 61
     with Pool("support.toy_worker", workers=1, timeout=30, env=ENV, chunk_seconds=10.0) as pool:
-        outcomes = pool.run(jobs)  # the first alone (timed), then 30 in one message
-    assert [o.value for o in outcomes] == [0.01] * 31
+        outcomes = pool.run(jobs)  # the first alone (timed), then 60 in one message
+    assert [o.value for o in outcomes] == [0.01] * 61
     chunk_reads = reads[2:]  # "ready", and the lone first job
-    assert sum(chunk_reads) == 30
-    assert len(chunk_reads) <= 10, chunk_reads
+    assert sum(chunk_reads) == 60
+    assert len(chunk_reads) <= 20, chunk_reads
 
 
 def _worker_on(jobs_left: int, *, began: float, deadline: float = 1e9,
@@ -120,18 +120,18 @@ def _worker_on(jobs_left: int, *, began: float, deadline: float = 1e9,
 
 
 @pytest.mark.parametrize(("pool", "expected"), [
-    ([_worker_on(9, began=100.0)], 0.04),  # half of the 8 jobs after this one's 10 ms
-    ([_worker_on(9, began=99.99)], 0.03),  # ... less the 10 ms this one has run
-    ([_worker_on(9, began=100.0), _worker_on(5, began=100.0)], 0.02),  # the first to feed
-    ([_worker_on(9, began=100.0), _worker_on(0, began=0.0)], 0.04),  # an idle one: no limit
+    ([_worker_on(9, began=100.0)], 0.02),  # a quarter of the 8 jobs after this one's 10 ms
+    ([_worker_on(9, began=99.99)], 0.01),  # ... less the 10 ms this one has run
+    ([_worker_on(9, began=100.0), _worker_on(5, began=100.0)], 0.01),  # the first to feed
+    ([_worker_on(9, began=100.0), _worker_on(0, began=0.0)], 0.02),  # an idle one: no limit
     ([_worker_on(41, began=100.0)], workers.NAP_S),  # never longer
     ([_worker_on(9, began=100.0, deadline=100.015)], 0.015),  # a time limit comes first
     ([_worker_on(1, began=100.0)], 0.0),  # the chunk's last reply is waited for
     ([_worker_on(9, began=100.0), _worker_on(0, began=0.0, ready=False)], 0.0),  # starting
-    ([_worker_on(2, began=100.0)], 0.005),  # 5 ms: worth a nap ...
-    ([_worker_on(2, began=99.9955)], 0.0),  # ... under a millisecond is not
+    ([_worker_on(2, began=100.0)], 0.0025),  # 2.5 ms: worth a nap ...
+    ([_worker_on(2, began=99.998)], 0.0),  # ... under a millisecond is not
 ])
-def test_a_nap_ends_half_way_through_the_first_chunk_to_end(pool, expected) -> None:
+def test_a_nap_ends_a_quarter_of_the_way_through_the_first_chunk_to_end(pool, expected) -> None:
     assert workers._nap(pool, 0.01, 100.0) == pytest.approx(expected, abs=1e-9)
 
 
