@@ -116,7 +116,9 @@ class Reshape(Op):
 
 @register("Squeeze", "opset1")
 class Squeeze(Op):
-    """Squeeze-1: removes the listed size-1 axes (all size-1 axes without ``axes``).
+    """Squeeze-1: removes the listed size-1 axes; without ``axes``, or with an empty list
+    of them, every size-1 axis (the spec: "If the input with indices is empty or not
+    provided", a dim that might be 1 makes the output's rank dynamic).
 
     Like OpenVINO, a listed axis whose size is not 1 is left in place.
     """
@@ -128,7 +130,7 @@ class Squeeze(Op):
     def _axes_to_drop(self, shape: Sequence[int], axes: list[int] | None) -> list[int] | None:
         """Axes removed from ``shape``; None when that cannot be known (dynamic dims)."""
         rank = len(shape)
-        if axes is None:
+        if not axes:  # none, or an empty list: every size-1 axis
             if any(d < 0 for d in shape):
                 return None
             return [i for i, d in enumerate(shape) if d == 1]
@@ -149,6 +151,10 @@ class Squeeze(Op):
             k = vector_length(inputs[1])
             if data.shape is None or k is None or self.allow_axis_skip or k > len(data.shape):
                 return [same(data, None)]
+            if k == 0:  # an empty list, whatever computes it: every size-1 axis
+                drop = self._axes_to_drop(data.shape, None)
+                return [same(data, None if drop is None else
+                             tuple(d for i, d in enumerate(data.shape) if i not in drop))]
             return [same(data, (-1,) * (len(data.shape) - k))]
         if data.shape is None:
             return [same(data, None)]

@@ -610,7 +610,9 @@ def _unsqueeze(b: _Batcher, layer: Layer, op: Op, inputs: list[_V]) -> list[Valu
 
 
 def _squeeze(b: _Batcher, layer: Layer, op: Op, inputs: list[_V]) -> list[Value]:
-    if len(inputs) > 1:
+    # An empty list of axes is no list: every 1-dim, which must not take the iteration
+    # axis (a loop of one iteration) with it.
+    if len(inputs) > 1 and (inputs[1].batched or _const_ints(b, layer, inputs[1], "axes")):
         return _with_axes(b, layer, inputs, _rank(b, inputs[0]))
     dims = b.info(layer.inputs[0]).shape or ()
     if any(d < 0 for d in dims):

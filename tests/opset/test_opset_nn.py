@@ -457,6 +457,23 @@ def test_squeeze_versions(axes: list[int] | None) -> None:
         unary(lambda p: opset15.squeeze(p, const(axes), allow_axis_skip=True), x)
 
 
+def _no_axes() -> ov.Node:
+    """An empty i64 list (OpenVINO's ``constant`` builder refuses empty data)."""
+    return ov.op.Constant(ov.Type.i64, ov.Shape([0]), [])
+
+
+def test_squeeze_of_an_empty_axes_list_squeezes_every_one_dim() -> None:
+    """Squeeze-1's spec: "If the input with indices is empty or not provided" every
+    size-1 dim goes; irtool ran an empty list as no squeeze ([1, 3, 1] for [3])."""
+    got = unary(lambda p: opset1.squeeze(p, _no_axes()), rand(1, 3, 1))
+    assert got[0].shape == (3,)
+
+
+@pytest.mark.parametrize("data", [[1, 3, 1], [2, 3], [1, -1, 3], None])
+def test_infer_squeeze_of_an_empty_axes_list(data: list | None) -> None:
+    assert_infer_like_openvino(opset1.squeeze(dyn(data), _no_axes()))
+
+
 def test_squeeze15_skips_axes_that_are_not_one() -> None:
     unary(lambda p: opset15.squeeze(p, const([0, 1]), allow_axis_skip=True), rand(1, 3, 1))
 

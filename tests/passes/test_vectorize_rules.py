@@ -529,6 +529,19 @@ def test_squeeze_without_axes_of_a_static_0_dim() -> None:
     e.check({"Y": np.zeros((N, 0, 3), F32)})
 
 
+@pytest.mark.parametrize("rows", [1, N])
+def test_squeeze_of_an_empty_axes_list_keeps_the_iteration_axis(rows: int) -> None:
+    """Squeeze-1 of an empty axes list squeezes every 1-dim of the row; batched, the
+    list must not stay empty, or a loop of one iteration loses its axis ([3] for [1, 3]).
+    (The axes [0, 2] the model is made with mean the same: its shapes stay true.)"""
+    x = _rand(rows, 1, 3, 1)
+    e = Edited(Case([ints_const("ax", [0, 2]), node("Squeeze", ["x_i", "ax"])], {"X": x}))
+    const = e.source(1)
+    const.const, const.attrs["shape"] = ConstData.from_array(np.zeros(0, I64)), "0"
+    const.outputs[0].dims = e.op.inputs[1].dims = [0]
+    e.check({"Y": x.reshape(rows, 3)})
+
+
 def test_squeeze_without_axes_of_a_dynamic_shape_is_refused() -> None:
     c = Case([node("Squeeze", ["x_i"])], {"X": _rand(N, 1, 3, 1)}, dynamic=True)
     model = c.model()

@@ -283,6 +283,12 @@ def _shape_cases() -> list[Case]:
         node("Squeeze", 11, {"x": f32(1, 3, 1)}, axes=[-1]),
         node("Squeeze", 13, {"x": f32(1, 3, 1)}),
         node("Squeeze", 13, {"x": f32(1, 3, 1)}, consts={"a": i64(0)}, tag="axes"),
+        # An empty axes list squeezes nothing (ONNX's shape inference and reference);
+        # onnxruntime squeezes every 1-dim (docs/differential.md).
+        node("Squeeze", 13, {"x": f32(1, 3, 1)}, consts={"a": i64()}, tag="empty-axes",
+             oracle="onnx"),
+        node("Squeeze", 13, {"x": f32(1, 3, 1), "a": i64()}, tag="empty-runtime-axes",
+             oracle="onnx"),
         node("Unsqueeze", 11, {"x": x}, axes=[0, -1]),
         node("Unsqueeze", 13, {"x": x}, consts={"a": i64(1, 4)}),
         node("Concat", 4, {"a": x, "b": f32(2, 1, 4)}, axis=1),
@@ -678,7 +684,8 @@ def test_translator(case: Case, tmp_path: Path) -> None:
 # wants static convolution weights, or the translation needs a static dim.
 _STATIC_ONLY = {
     "Squeeze-13", "ConstantOfShape-9", "ConstantOfShape-20-int", "GatherND-11", "GatherND-12",
-    "Unsqueeze-13-runtime-axes", "Squeeze-13-runtime-axes", "ReduceMean-18-runtime-axes",
+    "Unsqueeze-13-runtime-axes", "Squeeze-13-runtime-axes", "Squeeze-13-empty-runtime-axes",
+    "ReduceMean-18-runtime-axes",
     "ReduceLogSumExp-18-runtime-axes",  # a run-time axes list of unknown length
     "Conv-11", "Conv-1-same", "Conv-22-group", "ConvTranspose-11",
     "ConvTranspose-22-group-shape", "DequantizeLinear-21-block", "CumProd-26",

@@ -97,6 +97,11 @@ def squeeze_(ctx: NodeContext) -> list[Value | None]:
     axes = _axes_from(ctx, 13)
     if axes is None and x.shape is not None and all(d >= 0 for d in x.shape):
         axes = [i for i, d in enumerate(x.shape) if d == 1]
+    if axes == []:
+        # Nothing to squeeze: ONNX's shape inference and reference implementation read an
+        # empty axes input so (onnxruntime squeezes every 1-dim; docs/differential.md),
+        # and OpenVINO's Squeeze-1 reads an empty list as every 1-dim.
+        return [ctx.op("Identity", "opset16", [x], refine=ctx.onnx_types(0))[0]]
     if axes is None:
         return [ctx.op("Squeeze", "opset1", [x], refine=ctx.onnx_types(0))[0]]
     count = static_count(axes) if isinstance(axes, Value) else None
