@@ -148,13 +148,10 @@ class Squeeze(Op):
         data = inputs[0]
         if len(inputs) > 1 and values[1] is None:
             # unknown axes: OpenVINO still knows the rank when k axes must all be removed
+            # (k == 0: an empty list, every size-1 axis; OpenVINO leaves the rank open)
             k = vector_length(inputs[1])
-            if data.shape is None or k is None or self.allow_axis_skip or k > len(data.shape):
+            if data.shape is None or not k or self.allow_axis_skip or k > len(data.shape):
                 return [same(data, None)]
-            if k == 0:  # an empty list, whatever computes it: every size-1 axis
-                drop = self._axes_to_drop(data.shape, None)
-                return [same(data, None if drop is None else
-                             tuple(d for i, d in enumerate(data.shape) if i not in drop))]
             return [same(data, (-1,) * (len(data.shape) - k))]
         if data.shape is None:
             return [same(data, None)]

@@ -471,7 +471,9 @@ def test_squeeze_of_an_empty_axes_list_squeezes_every_one_dim() -> None:
 
 @pytest.mark.parametrize("data", [[1, 3, 1], [2, 3], [1, -1, 3], None])
 def test_infer_squeeze_of_an_empty_axes_list(data: list | None) -> None:
+    """A constant empty list, and one computed (known empty by its shape only)."""
     assert_infer_like_openvino(opset1.squeeze(dyn(data), _no_axes()))
+    assert_infer_like_openvino(opset1.squeeze(dyn(data), dyn([0], np.int64)))
 
 
 def test_squeeze15_skips_axes_that_are_not_one() -> None:
