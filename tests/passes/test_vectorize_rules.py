@@ -233,6 +233,8 @@ AXES: dict[str, Callable[[], Case]] = {
         [ints_const("ax", [-1, 0]), node("Unsqueeze", ["x_i", "ax"])], {"X": X2}),
     "Squeeze at -2": lambda: Case(
         [ints_const("ax", [-2]), node("Squeeze", ["x_i", "ax"])], {"X": _rand(N, 3, 1, 4)}),
+    "Squeeze of one of two 1-dims": lambda: Case(
+        [ints_const("ax", [0]), node("Squeeze", ["x_i", "ax"])], {"X": _rand(N, 1, 3, 1)}),
     "Squeeze without axes": lambda: Case(
         [node("Squeeze", ["x_i"])], {"X": _rand(N, 1, 3, 1)}),
     "Concat along -2": lambda: Case(
@@ -540,6 +542,14 @@ def test_squeeze_of_an_empty_axes_list_keeps_the_iteration_axis(rows: int) -> No
     const.const, const.attrs["shape"] = ConstData.from_array(np.zeros(0, I64)), "0"
     const.outputs[0].dims = e.op.inputs[1].dims = [0]
     e.check({"Y": x.reshape(rows, 3)})
+
+
+def test_squeeze_over_the_iteration_number_is_refused() -> None:
+    """Axes that differ per iteration (an IR edit: the ONNX converter writes a run-time
+    Squeeze as a Reshape) are refused as such, not as "not constant"."""
+    e = Edited(AXES["Squeeze at -2"]())
+    e.rewire(1, "i")
+    assert e.why() == "Loop 'Y': the axes of body layer 'op' differ per iteration"
 
 
 def test_squeeze_without_axes_of_a_dynamic_shape_is_refused() -> None:
