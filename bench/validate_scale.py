@@ -216,10 +216,15 @@ def main() -> int:
     print(f"\nirtool --jobs 2 / openvino read_model: "
           f"{medians['irtool --jobs 2'] / medians['openvino read_model']:.2f} (target <= 1)")
     if clusters:
+        # Each round's own ratio too: this machine's speed drifts by 10-30% over minutes,
+        # and a ratio of one round's neighbouring runs is less exposed to it.
+        rounds = sorted(one / two for (one, _), (two, _) in
+                        zip(results["cluster, 1 worker"], results["cluster, 2 workers"]))
         print(f"dask throughput, 2 workers / 1 worker: "
               f"{medians['dask 1 worker'] / medians['dask 2 workers']:.2f} whole commands, "
               f"{medians['cluster, 1 worker'] / medians['cluster, 2 workers']:.2f} the "
-              f"clusters' own (target >= 1.7)")
+              f"clusters' own (target >= 1.7); the clusters' own, round by round: median "
+              f"{statistics.median(rounds):.2f}, from {rounds[0]:.2f} to {rounds[-1]:.2f}")
         cores = os.cpu_count() or 1
         for n, split in sorted(cpu_split.items()):
             kinds = {kind: statistics.median(values) for kind, values in split.items()}
