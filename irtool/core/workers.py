@@ -82,6 +82,7 @@ _FAILED_STARTS_ALLOWED = 2
 NAP_S = 0.05
 """The longest the parent leaves replies in the workers' pipes (``Pool`` with
 ``chunk_seconds``): rows reach the caller at most this late."""
+
 _LIFELINE = "IRTOOL_WORKER_LIFELINE"  # "<parent pid>:<pipe fd>:<1: ask for PDEATHSIG>"
 _PR_SET_PDEATHSIG = 1
 

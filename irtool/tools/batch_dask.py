@@ -18,8 +18,9 @@ its chunk, the Dask worker's own worker process takes the models in chunks too
 (``batch.worker_pool``), each answered on its own. The chunks are submitted in one
 ``Client.map`` (one graph update at the scheduler, not one per chunk), and a chunk's
 tasks and rows travel as one ``Packed`` object: Dask walks a list argument or result
-item by item (to find futures in it, to serialise and size each), ~1.5 ms of its
-CPU per 100 models that the validating processes beside it on a small machine lose.
+item by item (to find futures in it, to serialise and size each), CPU that the
+validating processes beside it on a small machine lose (2 Dask workers on 2 cores took
+1.46 s for the 1,372 IRs of the node corpus with lists, 1.38 s with both changes).
 
 The Dask workers need irtool (and what the command needs) installed, as the client has.
 """
